@@ -1,0 +1,50 @@
+"""Settings for the test suite.
+
+The database and cache come from the environment so the same tests run on
+SQLite and local memory by default, and on PostgreSQL, MariaDB, Redis and
+Memcached in CI:
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/sitemaps_plus pytest
+    CACHE_URL=redis://127.0.0.1:6379/1 pytest
+"""
+
+from __future__ import annotations
+
+import environ
+
+env = environ.Env()
+
+SECRET_KEY = "tests-only-not-secret"
+DEBUG = False
+ALLOWED_HOSTS = ["*"]
+USE_TZ = True
+TIME_ZONE = "Europe/Berlin"
+LANGUAGE_CODE = "en"
+
+DATABASES = {"default": env.db("DATABASE_URL", default="sqlite://:memory:")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.mysql":
+    DATABASES["default"].setdefault("OPTIONS", {})["charset"] = "utf8mb4"
+    DATABASES["default"]["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"}
+
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+
+INSTALLED_APPS = [
+    "django.contrib.contenttypes",
+    "django.contrib.auth",
+    "django.contrib.sites",
+    "django.contrib.sitemaps",
+    "django_sitemaps_plus",
+    "tests.testapp",
+]
+SITE_ID = 1
+ROOT_URLCONF = "tests.urls"
+MIDDLEWARE: list[str] = []
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "APP_DIRS": True,
+        "OPTIONS": {"context_processors": ["django.template.context_processors.request"]},
+    }
+]
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+SITEMAPS_PLUS = {"BASE_URL": "https://example.com"}
