@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class SimpleSitemapsPlusConfig(AppConfig):
+    """The app without autodiscovery: register sections yourself."""
+
+    name = "django_sitemaps_plus"
+    verbose_name = "Sitemaps"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django_sitemaps_plus import checks  # noqa: F401  (registers the checks)
+
+
+class SitemapsPlusConfig(SimpleSitemapsPlusConfig):
+    """The default config: imports every installed app's ``sitemaps`` module."""
+
+    default = True
+
+    def ready(self) -> None:
+        super().ready()
+        from django_sitemaps_plus.conf import conf
+        from django_sitemaps_plus.registry import autodiscover
+
+        if conf.AUTODISCOVER:
+            autodiscover()

@@ -1,0 +1,523 @@
+"""Sitemap sections: the units a site registers, like admin's ModelAdmin.
+
+``Section`` serves pages that are not model rows (URL names or paths);
+``ModelSection`` serves a model's queryset with lastmod from its content-change
+fields and keyset (primary key range) pagination; ``ContribSection`` serves an
+unchanged ``django.contrib.sitemaps.Sitemap``.
+
+Every section answers three questions for the views, each in a constant
+number of queries: which pages exist and their lastmod (``index_pages``),
+what one page's lastmod is (``page_info``), and the page's ``<url>`` entries
+(``page_entries``), streamed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connections, models
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Count, Func, Max
+from django.db.models.sql.compiler import SQLCompiler
+from django.urls import NoReverseMatch, reverse
+from django.utils.text import slugify
+
+from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.lastmod import LastmodSpec, format_w3c, latest
+from django_sitemaps_plus.location import LocationTemplate, SiteContext, absolute_location
+
+if TYPE_CHECKING:
+    from django.contrib.sitemaps import Sitemap
+
+logger = logging.getLogger("django_sitemaps_plus")
+
+LastmodValue = dt.date | dt.datetime | None
+
+#: Bytes of a ``<url>`` entry besides its loc's text: the tags around loc, a
+#: full UTC datetime lastmod, the longest changefreq and priority "0.0"-"1.0".
+_URL_TAGS_BYTES = len(xml.url_entry("", "2000-01-01T00:00:00Z", "monthly", "0.5"))
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """One file of a section, as listed in the index."""
+
+    number: int
+    lastmod: LastmodValue
+    url_count: int
+
+
+class Section:
+    """A group of URLs served as one or more sitemap files.
+
+    Subclass and override ``items()`` and ``location()``; ``lastmod()``,
+    ``changefreq`` and ``priority`` are optional and omitted by default
+    (Google and Bing ignore changefreq and priority; Yandex uses priority).
+    Items may be URL names (reversed) or paths starting with ``/``.
+    """
+
+    #: Used in file names (``sitemap-<name>-<page>.xml``); a slug.
+    name: str | None = None
+    #: URLs per file; at most 50,000 (protocol). None: ``SITEMAPS_PLUS["LIMIT"]``.
+    limit: int | None = None
+    #: Longest location (characters) the section expects; sizes each file so
+    #: it stays under 52,428,800 bytes. None: ``SITEMAPS_PLUS["MAX_LOC_LENGTH"]``.
+    max_loc_length: int | None = None
+    changefreq: str | None = None
+    priority: float | Decimal | None = None
+
+    def __init__(self, **options: Any) -> None:
+        for key, value in options.items():
+            if not hasattr(type(self), key):
+                raise TypeError(f"{type(self).__name__} has no option {key!r}")
+            setattr(self, key, value)
+
+    # What a site overrides ---------------------------------------------------
+
+    def items(self) -> Iterable[Any]:
+        return ()
+
+    def location(self, item: Any) -> str:
+        if isinstance(item, str):
+            return item if item.startswith("/") or "://" in item else reverse(item)
+        return str(item.get_absolute_url())
+
+    def lastmod(self, item: Any) -> LastmodValue:
+        return None
+
+    def get_changefreq(self, item: Any) -> str | None:
+        return self.changefreq
+
+    def get_priority(self, item: Any) -> float | Decimal | None:
+        return self.priority
+
+    # Sizing -------------------------------------------------------------------
+
+    def get_name(self) -> str:
+        if self.name:
+            return self.name
+        stem = type(self).__name__.removesuffix("Section").removesuffix("Sitemap")
+        return slugify(stem) or "pages"
+
+    def get_limit(self) -> int:
+        return self.limit if self.limit is not None else conf.LIMIT
+
+    def get_max_loc_length(self) -> int:
+        return self.max_loc_length if self.max_loc_length is not None else conf.MAX_LOC_LENGTH
+
+    def namespaces(self) -> dict[str, str]:
+        """Prefix → namespace of the extension elements this section writes."""
+        return {}
+
+    def max_children_bytes(self) -> int:
+        """Upper bound of the extension children's bytes in one ``<url>``."""
+        return 0
+
+    def entry_budget(self) -> int:
+        """The most bytes one ``<url>`` entry may take (see ``urls_per_file``)."""
+        # A loc escapes '&' as '&amp;': budget its worst case of one in eight.
+        loc_bytes = self.get_max_loc_length() * 3 // 2
+        return _URL_TAGS_BYTES + loc_bytes + self.max_children_bytes()
+
+    def urls_per_file(self) -> int:
+        """URLs per file: the limit, lowered so a full file fits 52,428,800 bytes.
+
+        Each entry is held to ``entry_budget()`` bytes (an entry over it is
+        dropped with a logged warning), so ``urls_per_file * entry_budget``
+        plus the envelope never exceeds the protocol's byte limit.
+        """
+        room = protocol.MAX_FILE_BYTES - xml.urlset_envelope_bytes(self.namespaces())
+        return max(1, min(self.get_limit(), room // self.entry_budget()))
+
+    # Rendering helpers --------------------------------------------------------
+
+    def _entry(
+        self,
+        item: Any,
+        url: str | None,
+        lastmod: str | None,
+        children: str = "",
+        *,
+        changefreq: str | None = None,
+        priority: float | Decimal | str | None = None,
+    ) -> str | None:
+        """The ``<url>`` entry for ``item``, or None (logged) when it may not be listed."""
+        if url is None:
+            return None
+        if len(url) > self.get_max_loc_length():
+            self._drop(item, f"is longer than {self.get_max_loc_length():,} characters")
+            return None
+        entry = xml.url_entry(
+            xml.escape(url),
+            lastmod,
+            changefreq,
+            None if priority in (None, "") else f"{Decimal(str(priority)):.1f}",
+            children,
+        )
+        if xml.byte_length(entry) > self.entry_budget():
+            self._drop(
+                item,
+                f"takes {xml.byte_length(entry):,} bytes, over the per-URL budget of "
+                f"{self.entry_budget():,} that keeps files under "
+                f"{protocol.MAX_FILE_BYTES:,} bytes; raise max_loc_length",
+            )
+            return None
+        return entry
+
+    def _drop(self, item: Any, why: str) -> None:
+        logger.warning(
+            "Sitemap section %r: location of %r %s; not listed.", self.get_name(), item, why
+        )
+
+    def _absolute(self, item: Any, location: str, site: SiteContext) -> str | None:
+        url, why = absolute_location(location, site)
+        if url is None:
+            self._drop(item, why or "is invalid")
+        return url
+
+    # Engine API for a list of items ---------------------------------------------
+
+    def _all_items(self) -> list[Any]:
+        return list(self.items())
+
+    def index_pages(self, site: SiteContext) -> list[PageInfo]:
+        items = self._all_items()
+        size = self.urls_per_file()
+        pages = []
+        for start in range(0, len(items), size):
+            chunk = items[start : start + size]
+            pages.append(
+                PageInfo(start // size + 1, latest([self.lastmod(i) for i in chunk]), len(chunk))
+            )
+        return pages
+
+    def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
+        for page in self.index_pages(site):
+            if page.number == number:
+                return page
+        return None
+
+    def page_entries(self, number: int, site: SiteContext) -> Iterator[str]:
+        size = self.urls_per_file()
+        for item in self._all_items()[(number - 1) * size : number * size]:
+            url = self._absolute(item, self.location(item), site)
+            entry = self._entry(
+                item,
+                url,
+                format_w3c(self.lastmod(item)),
+                changefreq=self.get_changefreq(item),
+                priority=self.get_priority(item),
+            )
+            if entry is not None:
+                yield entry
+
+    def page_locations(self, number: int, site: SiteContext) -> Iterator[str]:
+        """The absolute URLs of a page, for the text sitemap."""
+        for entry in self.page_entries(number, site):
+            start = entry.index("<loc>") + 5
+            yield _unescape(entry[start : entry.index("</loc>", start)])
+
+
+def _unescape(text: str) -> str:
+    return (
+        text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", '"')
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+    )
+
+
+class _PkPage(Func):
+    """The page of a row: ``(pk - 1) DIV width + 1``, integer division in SQL.
+
+    Truncating division is the same on SQLite, PostgreSQL and MySQL (whose
+    ``/`` is decimal, hence ``DIV``); keys at or below ``width`` are page 1.
+    """
+
+    output_field = models.IntegerField()
+
+    def __init__(self, width: int) -> None:
+        super().__init__(models.F("pk"))
+        self.width = int(width)
+
+    def as_sql(  # type: ignore[override]
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
+    ) -> tuple[str, Sequence[Any]]:
+        operator = "DIV" if connection.vendor == "mysql" else "/"
+        template = (
+            f"(CASE WHEN %(expressions)s <= {self.width} THEN 1 "
+            f"ELSE (%(expressions)s - 1) {operator} {self.width} + 1 END)"
+        )
+        return super().as_sql(compiler, connection, template=template, **extra_context)
+
+
+class ModelSection(Section):
+    """A model's rows as sitemap URLs, paginated by primary key ranges.
+
+    Page *n* holds the rows with ``(n-1)*w < pk <= n*w`` (``w`` = URLs per
+    file): a keyset range, so page 20 costs what page 1 costs; new rows only
+    ever touch the last page, and an edited or deleted row changes only its
+    own file, so unchanged files keep their lastmod. A sparse key space gives
+    fuller and emptier files; empty ranges are not listed.
+    """
+
+    model: type[models.Model] | None = None
+    queryset: models.QuerySet[Any] | None = None
+    #: Fields whose change is a real content change (own or related).
+    lastmod_fields: Sequence[str] = ()
+    #: Fast path: a URL name reversed once, plus URL kwarg → model field.
+    url_name: str | None = None
+    url_kwargs: Mapping[str, str] = {}
+
+    def __init__(self, model: type[models.Model] | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        if model is not None:
+            self.model = model
+        if self.model is None and self.queryset is not None:
+            self.model = self.queryset.model
+        if self.model is None:
+            raise ImproperlyConfigured(f"{type(self).__name__} needs a model or a queryset")
+        self._lastmod_spec: LastmodSpec | None = None
+        self._template: LocationTemplate | None = None
+
+    def get_model(self) -> type[models.Model]:
+        assert self.model is not None
+        return self.model
+
+    def get_name(self) -> str:
+        if self.name:
+            return self.name
+        return slugify(str(self.get_model()._meta.verbose_name_plural))
+
+    def get_queryset(self) -> models.QuerySet[Any]:
+        if self.queryset is not None:
+            return self.queryset.all()
+        return self.get_model()._default_manager.all()
+
+    @property
+    def lastmod_spec(self) -> LastmodSpec:
+        if self._lastmod_spec is None:
+            self._lastmod_spec = LastmodSpec(self.get_model(), self.lastmod_fields)
+        return self._lastmod_spec
+
+    def location_template(self) -> LocationTemplate | None:
+        if not self.url_name:
+            return None
+        if self._template is None:
+            self._template = LocationTemplate(self.url_name, self.url_kwargs)
+        return self._template
+
+    def _pk_range(self, number: int) -> dict[str, int]:
+        width = self.urls_per_file()
+        if number == 1:
+            return {"pk__lte": width}
+        return {"pk__gt": (number - 1) * width, "pk__lte": number * width}
+
+    def _check_integer_pk(self) -> None:
+        pk = self.get_model()._meta.pk
+        if not isinstance(pk, models.IntegerField):
+            raise ImproperlyConfigured(
+                f"Sitemap section {self.get_name()!r}: keyset pagination needs an integer "
+                f"primary key; {self.get_model()._meta.label}.pk is a {type(pk).__name__}."
+            )
+
+    def _grouped(self, queryset: models.QuerySet[Any]) -> dict[int, tuple[int, LastmodValue]]:
+        """Rows and lastmod per page of ``queryset``, keyed by page number.
+
+        One grouped query per lastmod group (see ``LastmodSpec.page_aggregates``),
+        so a section's index costs a constant number of queries.
+        """
+        self._check_integer_pk()
+        base = queryset.order_by().annotate(_sitemaps_page=_PkPage(self.urls_per_file()))
+        base = base.values("_sitemaps_page")
+        groups = self.lastmod_spec.page_aggregates()
+        counts: dict[int, int] = {}
+        lastmods: dict[int, list[LastmodValue]] = {}
+        first_aggregates = {
+            f"_m{i}": Max(p.path)
+            for i, p in enumerate(groups[0][1] if groups and groups[0][0] == "own" else [])
+        }
+        for row in base.annotate(_n=Count("pk"), **first_aggregates).order_by("_sitemaps_page"):
+            page = row["_sitemaps_page"]
+            counts[page] = row["_n"]
+            lastmods[page] = [row[k] for k in first_aggregates]
+        for key, paths in groups:
+            if key == "own":
+                continue
+            for row in base.annotate(_m=Max(paths[0].path)):
+                lastmods.setdefault(row["_sitemaps_page"], []).append(row["_m"])
+        return {
+            page: (count, latest(lastmods.get(page, []))) for page, count in sorted(counts.items())
+        }
+
+    def index_pages(self, site: SiteContext) -> list[PageInfo]:
+        return [
+            PageInfo(page, lastmod, count)
+            for page, (count, lastmod) in self._grouped(self.get_queryset()).items()
+        ]
+
+    def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
+        if number < 1:
+            return None
+        pages = self._grouped(self.get_queryset().filter(**self._pk_range(number)))
+        if number not in pages:
+            return None
+        count, lastmod = pages[number]
+        return PageInfo(number, lastmod, count)
+
+    def _page_queryset(self, number: int) -> models.QuerySet[Any]:
+        return self.get_queryset().filter(**self._pk_range(number)).order_by("pk")
+
+    def page_entries(self, number: int, site: SiteContext) -> Iterator[str]:
+        queryset = self._page_queryset(number)
+        spec = self.lastmod_spec
+        vendor = connections[queryset.db].vendor
+        in_sql = spec.formats_in_sql(vendor)
+        template = self.location_template()
+        if template is not None:
+            fields = [self.url_kwargs[name] for name in template.kwarg_names]
+            columns: list[Any] = ["pk", *fields]
+            if spec:
+                columns.append(spec.text_expression() if in_sql else spec.row_expression())
+            width = len(fields)
+            for row in queryset.values_list(*columns).iterator(chunk_size=2_000):
+                lastmod = (row[-1] if in_sql else format_w3c(row[-1])) if spec else None
+                try:
+                    url: str | None = site.absolute(template.path(row[1 : 1 + width]))
+                except NoReverseMatch:
+                    self._drop(
+                        row[0], f"does not reverse {self.url_name!r} with {row[1 : 1 + width]!r}"
+                    )
+                    url = None
+                yield from self._listed(row[0], url, lastmod)
+            return
+        if spec:
+            queryset = queryset.annotate(
+                _sitemaps_lastmod=spec.text_expression() if in_sql else spec.row_expression()
+            )
+        for obj in queryset.iterator(chunk_size=2_000):
+            raw = getattr(obj, "_sitemaps_lastmod", None)
+            lastmod = raw if in_sql else format_w3c(raw)
+            url = self._absolute(obj, self.location(obj), site)
+            yield from self._listed(obj, url, lastmod)
+
+    def _listed(self, item: Any, url: str | None, lastmod: str | None) -> Iterator[str]:
+        entry = self._entry(
+            item,
+            url,
+            lastmod,
+            changefreq=self.get_changefreq(item),
+            priority=self.get_priority(item),
+        )
+        if entry is not None:
+            yield entry
+
+    def _drop(self, item: Any, why: str) -> None:
+        if not isinstance(item, models.Model):
+            item = f"{self.get_model()._meta.label} pk={item}"
+        super()._drop(item, why)
+
+
+class ContribSection(Section):
+    """An unchanged ``django.contrib.sitemaps.Sitemap``, served by this app.
+
+    Pages follow the sitemap's own paginator (``limit``); locations, lastmod,
+    changefreq, priority and i18n alternates come from its ``get_urls()``.
+    Unlike contrib, each file's lastmod in the index is the latest of that
+    file's URLs (which costs a pass over the items when ``lastmod`` is set).
+    """
+
+    XHTML_PREFIX: ClassVar[str] = "xhtml"
+
+    def __init__(self, sitemap: Sitemap, **options: Any) -> None:
+        super().__init__(**options)
+        self.sitemap = sitemap
+
+    def get_name(self) -> str:
+        if self.name:
+            return self.name
+        return slugify(type(self.sitemap).__name__.removesuffix("Sitemap")) or "sitemap"
+
+    def get_limit(self) -> int:
+        return min(int(self.sitemap.limit), protocol.MAX_URLS_PER_FILE)
+
+    def urls_per_file(self) -> int:
+        # Pages are the sitemap's own paginator's pages.
+        return self.get_limit()
+
+    def entry_budget(self) -> int:
+        room = protocol.MAX_FILE_BYTES - xml.urlset_envelope_bytes(self.namespaces())
+        return room // self.get_limit()
+
+    def namespaces(self) -> dict[str, str]:
+        if getattr(self.sitemap, "alternates", False) or getattr(self.sitemap, "x_default", False):
+            return {self.XHTML_PREFIX: protocol.XHTML_NS}
+        return {}
+
+    def _urls(self, number: int, site: SiteContext) -> list[dict[str, Any]]:
+        fake_site = SimpleNamespace(domain=site.netloc)
+        urls: list[dict[str, Any]] = self.sitemap.get_urls(
+            page=number,
+            site=fake_site,
+            protocol=site.scheme,  # type: ignore[arg-type]
+        )
+        return urls
+
+    def _has_lastmod(self) -> bool:
+        return getattr(self.sitemap, "lastmod", None) is not None
+
+    def index_pages(self, site: SiteContext) -> list[PageInfo]:
+        pages = []
+        num_pages = self.sitemap.paginator.num_pages if self.sitemap.paginator.count else 0
+        for number in range(1, num_pages + 1):
+            if self._has_lastmod():
+                urls = self._urls(number, site)
+                pages.append(PageInfo(number, latest([u["lastmod"] for u in urls]), len(urls)))
+            else:
+                pages.append(PageInfo(number, None, len(self.sitemap.paginator.page(number))))
+        return pages
+
+    def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
+        paginator = self.sitemap.paginator
+        if number < 1 or number > paginator.num_pages or not paginator.count:
+            return None
+        if not self._has_lastmod():
+            return PageInfo(number, None, len(paginator.page(number)))
+        urls = self._urls(number, site)
+        return PageInfo(number, latest([u["lastmod"] for u in urls]), len(urls))
+
+    def page_entries(self, number: int, site: SiteContext) -> Iterator[str]:
+        for info in self._urls(number, site):
+            item = info.get("item")
+            url = self._absolute(item, info["location"], site)
+            children = "".join(self._alternate_links(info.get("alternates", ()), site))
+            entry = self._entry(
+                item,
+                url,
+                format_w3c(info.get("lastmod")),
+                children,
+                changefreq=info.get("changefreq"),
+                priority=info.get("priority"),
+            )
+            if entry is not None:
+                yield entry
+
+    def _alternate_links(
+        self, alternates: Iterable[Mapping[str, str]], site: SiteContext
+    ) -> Iterator[str]:
+        for alternate in alternates:
+            href, _ = absolute_location(alternate["location"], site)
+            if href is not None:
+                yield (
+                    f'<xhtml:link rel="alternate" hreflang="{xml.escape(alternate["lang_code"])}"'
+                    f' href="{xml.escape(href)}"/>'
+                )

@@ -1,0 +1,54 @@
+"""Include with ``path("", include("django_sitemaps_plus.urls"))``."""
+
+from __future__ import annotations
+
+from django.urls import path, register_converter
+
+from django_sitemaps_plus import views
+
+app_name = "sitemaps_plus"
+
+
+class PageConverter:
+    """A page number: 1, 2, ... (no sign, no leading zero), so a malformed
+    page is a 404 before any query."""
+
+    regex = "[1-9][0-9]{0,8}"
+
+    def to_python(self, value: str) -> int:
+        return int(value)
+
+    def to_url(self, value: int) -> str:
+        return str(value)
+
+
+class SectionConverter:
+    """A section name: a lowercase slug (see ``registry.SECTION_NAME_RE``)."""
+
+    regex = "[a-z0-9][a-z0-9_-]*?"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(PageConverter, "sitemap_page")
+register_converter(SectionConverter, "sitemap_section")
+
+urlpatterns = [
+    path("sitemap.xml", views.index, name="index"),
+    path("sitemap.txt", views.text, name="text"),
+    path(
+        "sitemap-<sitemap_section:section>-<sitemap_page:page>.xml",
+        views.section,
+        name="section",
+    ),
+    path(
+        "sitemap-<sitemap_section:section>-<sitemap_page:page>.txt",
+        views.section_txt,
+        name="section_txt",
+    ),
+    path("robots.txt", views.robots_txt, name="robots_txt"),
+]
