@@ -44,32 +44,32 @@ class Settings:
         return _user_settings().get(name, DEFAULTS[name])
 
     @property
-    def BASE_URL(self) -> str | None:  # noqa: N802
+    def BASE_URL(self) -> str | None:
         value: str | None = self.get("BASE_URL")
         return value.rstrip("/") if value else None
 
     @property
-    def PROTOCOL(self) -> str:  # noqa: N802
+    def PROTOCOL(self) -> str:
         return str(self.get("PROTOCOL"))
 
     @property
-    def LIMIT(self) -> int:  # noqa: N802
+    def LIMIT(self) -> int:
         return int(self.get("LIMIT"))
 
     @property
-    def MAX_LOC_LENGTH(self) -> int:  # noqa: N802
+    def MAX_LOC_LENGTH(self) -> int:
         return int(self.get("MAX_LOC_LENGTH"))
 
     @property
-    def X_ROBOTS_TAG(self) -> str:  # noqa: N802
+    def X_ROBOTS_TAG(self) -> str:
         return str(self.get("X_ROBOTS_TAG"))
 
     @property
-    def ROBOTS_TXT(self) -> bool:  # noqa: N802
+    def ROBOTS_TXT(self) -> bool:
         return bool(self.get("ROBOTS_TXT"))
 
     @property
-    def AUTODISCOVER(self) -> bool:  # noqa: N802
+    def AUTODISCOVER(self) -> bool:
         return bool(self.get("AUTODISCOVER"))
 
 

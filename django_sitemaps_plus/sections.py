@@ -37,9 +37,14 @@ from django_sitemaps_plus.location import LocationTemplate, SiteContext, absolut
 if TYPE_CHECKING:
     from django.contrib.sitemaps import Sitemap
 
+    from django_sitemaps_plus.extensions.base import Extension
+
 logger = logging.getLogger("django_sitemaps_plus")
 
 LastmodValue = dt.date | dt.datetime | None
+
+#: Rows fetched per database round trip, and per extension ``fetch``.
+BATCH_ROWS = 2_000
 
 #: Bytes of a ``<url>`` entry besides its loc's text: the tags around loc, a
 #: full UTC datetime lastmod, the longest changefreq and priority "0.0"-"1.0".
@@ -73,6 +78,8 @@ class Section:
     max_loc_length: int | None = None
     changefreq: str | None = None
     priority: float | Decimal | None = None
+    #: Extension instances whose children each ``<url>`` carries.
+    extensions: Sequence[Extension] = ()
 
     def __init__(self, **options: Any) -> None:
         for key, value in options.items():
@@ -115,11 +122,31 @@ class Section:
 
     def namespaces(self) -> dict[str, str]:
         """Prefix → namespace of the extension elements this section writes."""
-        return {}
+        return {ext.prefix: ext.namespace for ext in self.extensions}
 
     def max_children_bytes(self) -> int:
         """Upper bound of the extension children's bytes in one ``<url>``."""
-        return 0
+        return sum(ext.max_bytes(self) for ext in self.extensions)
+
+    def item_pk(self, item: Any) -> Any:
+        """The key of an item as given to ``Extension.fetch``."""
+        return getattr(item, "pk", item)
+
+    def _with_children(self, items: Sequence[Any], site: SiteContext) -> Iterator[tuple[Any, str]]:
+        """Each item with its extension children, fetched once per batch."""
+        if not self.extensions:
+            for item in items:
+                yield item, ""
+            return
+        fetched = [ext.fetch(self, items) for ext in self.extensions]
+        for position, item in enumerate(items):
+            yield (
+                item,
+                "".join(
+                    ext.children(self, item, data[position], site)
+                    for ext, data in zip(self.extensions, fetched)
+                ),
+            )
 
     def entry_budget(self) -> int:
         """The most bytes one ``<url>`` entry may take (see ``urls_per_file``)."""
@@ -207,12 +234,14 @@ class Section:
 
     def page_entries(self, number: int, site: SiteContext) -> Iterator[str]:
         size = self.urls_per_file()
-        for item in self._all_items()[(number - 1) * size : number * size]:
+        items = self._all_items()[(number - 1) * size : number * size]
+        for item, children in self._with_children(items, site):
             url = self._absolute(item, self.location(item), site)
             entry = self._entry(
                 item,
                 url,
                 format_w3c(self.lastmod(item)),
+                children,
                 changefreq=self.get_changefreq(item),
                 priority=self.get_priority(item),
             )
@@ -378,18 +407,44 @@ class ModelSection(Section):
         return self.get_queryset().filter(**self._pk_range(number)).order_by("pk")
 
     def page_entries(self, number: int, site: SiteContext) -> Iterator[str]:
+        for batch in self._page_batches(number, site):
+            for (key, url, lastmod), children in zip(
+                batch, self._with_children([key for key, _, _ in batch], site)
+            ):
+                entry = self._entry(
+                    key,
+                    url,
+                    lastmod,
+                    children[1],
+                    changefreq=self.get_changefreq(key),
+                    priority=self.get_priority(key),
+                )
+                if entry is not None:
+                    yield entry
+
+    def _page_batches(
+        self, number: int, site: SiteContext
+    ) -> Iterator[list[tuple[Any, str | None, str | None]]]:
+        """The page's rows as (item, absolute URL or None, lastmod text), in batches.
+
+        The item is the primary key on the fast path (``url_name``), where no
+        model instance is built, and the instance otherwise.
+        """
         queryset = self._page_queryset(number)
         spec = self.lastmod_spec
-        vendor = connections[queryset.db].vendor
-        in_sql = spec.formats_in_sql(vendor)
+        in_sql = spec.formats_in_sql(connections[queryset.db].vendor)
+        lastmod_column = (
+            (spec.text_expression() if in_sql else spec.row_expression()) if spec else None
+        )
         template = self.location_template()
+        batch: list[tuple[Any, str | None, str | None]] = []
         if template is not None:
             fields = [self.url_kwargs[name] for name in template.kwarg_names]
             columns: list[Any] = ["pk", *fields]
-            if spec:
-                columns.append(spec.text_expression() if in_sql else spec.row_expression())
+            if lastmod_column is not None:
+                columns.append(lastmod_column)
             width = len(fields)
-            for row in queryset.values_list(*columns).iterator(chunk_size=2_000):
+            for row in queryset.values_list(*columns).iterator(chunk_size=BATCH_ROWS):
                 lastmod = (row[-1] if in_sql else format_w3c(row[-1])) if spec else None
                 try:
                     url: str | None = site.absolute(template.path(row[1 : 1 + width]))
@@ -398,28 +453,22 @@ class ModelSection(Section):
                         row[0], f"does not reverse {self.url_name!r} with {row[1 : 1 + width]!r}"
                     )
                     url = None
-                yield from self._listed(row[0], url, lastmod)
-            return
-        if spec:
-            queryset = queryset.annotate(
-                _sitemaps_lastmod=spec.text_expression() if in_sql else spec.row_expression()
-            )
-        for obj in queryset.iterator(chunk_size=2_000):
-            raw = getattr(obj, "_sitemaps_lastmod", None)
-            lastmod = raw if in_sql else format_w3c(raw)
-            url = self._absolute(obj, self.location(obj), site)
-            yield from self._listed(obj, url, lastmod)
-
-    def _listed(self, item: Any, url: str | None, lastmod: str | None) -> Iterator[str]:
-        entry = self._entry(
-            item,
-            url,
-            lastmod,
-            changefreq=self.get_changefreq(item),
-            priority=self.get_priority(item),
-        )
-        if entry is not None:
-            yield entry
+                batch.append((row[0], url, lastmod))
+                if len(batch) >= BATCH_ROWS:
+                    yield batch
+                    batch = []
+        else:
+            if lastmod_column is not None:
+                queryset = queryset.annotate(_sitemaps_lastmod=lastmod_column)
+            for obj in queryset.iterator(chunk_size=BATCH_ROWS):
+                raw = getattr(obj, "_sitemaps_lastmod", None)
+                lastmod = raw if in_sql else format_w3c(raw)
+                batch.append((obj, self._absolute(obj, self.location(obj), site), lastmod))
+                if len(batch) >= BATCH_ROWS:
+                    yield batch
+                    batch = []
+        if batch:
+            yield batch
 
     def _drop(self, item: Any, why: str) -> None:
         if not isinstance(item, models.Model):
