@@ -132,6 +132,12 @@ class _Greatest(Func):
         return super().as_sql(compiler, connection, function="MAX", **extra_context)
 
 
+def _sql_percent(text: str) -> str:
+    """Escape ``%`` for a Func template: once for the template's own ``%``
+    formatting and once for the driver's parameter formatting."""
+    return text.replace("%", "%%%%")
+
+
 class W3CDatetime(Func):
     """Format a date or UTC datetime as W3C Datetime text in SQL.
 
@@ -149,7 +155,7 @@ class W3CDatetime(Func):
     def as_sqlite(
         self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
     ) -> tuple[str, Sequence[Any]]:
-        fmt = "%%Y-%%m-%%d" if self.date_only else "%%Y-%%m-%%dT%%H:%%M:%%SZ"
+        fmt = _sql_percent("%Y-%m-%d" if self.date_only else "%Y-%m-%dT%H:%M:%SZ")
         return super().as_sql(
             compiler, connection, template=f"strftime('{fmt}', %(expressions)s)", **extra_context
         )
@@ -168,7 +174,7 @@ class W3CDatetime(Func):
     def as_mysql(
         self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
     ) -> tuple[str, Sequence[Any]]:
-        fmt = "%%Y-%%m-%%d" if self.date_only else "%%Y-%%m-%%dT%%H:%%i:%%sZ"
+        fmt = _sql_percent("%Y-%m-%d" if self.date_only else "%Y-%m-%dT%H:%i:%sZ")
         return super().as_sql(
             compiler, connection, template=f"DATE_FORMAT(%(expressions)s, '{fmt}')", **extra_context
         )

@@ -94,7 +94,8 @@ class Section:
 
     def location(self, item: Any) -> str:
         if isinstance(item, str):
-            return item if item.startswith("/") or "://" in item else reverse(item)
+            # A URL name (reversed), or a path or URL as given.
+            return item if "/" in item else reverse(item)
         return str(item.get_absolute_url())
 
     def lastmod(self, item: Any) -> LastmodValue:
@@ -204,6 +205,15 @@ class Section:
             "Sitemap section %r: location of %r %s; not listed.", self.get_name(), item, why
         )
 
+    def _location_url(self, item: Any, site: SiteContext) -> str | None:
+        """``location(item)`` made absolute, or None (logged) when it can't be listed."""
+        try:
+            location = self.location(item)
+        except NoReverseMatch as exc:
+            self._drop(item, f"does not reverse: {exc}")
+            return None
+        return self._absolute(item, location, site)
+
     def _absolute(self, item: Any, location: str, site: SiteContext) -> str | None:
         url, why = absolute_location(location, site)
         if url is None:
@@ -236,7 +246,7 @@ class Section:
         size = self.urls_per_file()
         items = self._all_items()[(number - 1) * size : number * size]
         for item, children in self._with_children(items, site):
-            url = self._absolute(item, self.location(item), site)
+            url = self._location_url(item, site)
             entry = self._entry(
                 item,
                 url,
@@ -463,7 +473,7 @@ class ModelSection(Section):
             for obj in queryset.iterator(chunk_size=BATCH_ROWS):
                 raw = getattr(obj, "_sitemaps_lastmod", None)
                 lastmod = raw if in_sql else format_w3c(raw)
-                batch.append((obj, self._absolute(obj, self.location(obj), site), lastmod))
+                batch.append((obj, self._location_url(obj, site), lastmod))
                 if len(batch) >= BATCH_ROWS:
                     yield batch
                     batch = []

@@ -112,7 +112,11 @@ def _section_or_404(name: str) -> Section:
 
 @_unavailable_on_database_error
 def index(request: HttpRequest) -> HttpResponseBase:
-    """``/sitemap.xml``: always a sitemap index, one entry per section file."""
+    """``/sitemap.xml``: always a sitemap index, one entry per section file.
+
+    Always an index, even for one small section, so the URL and the format
+    never change as the site grows. With no URL at all it is a 404.
+    """
     site = site_context(request)
     entries: list[str] = []
     lastmods: list[dt.date | dt.datetime | None] = []
@@ -122,6 +126,9 @@ def index(request: HttpRequest) -> HttpResponseBase:
             loc = xml.escape(file_url(request, site, name, page.number, "xml"))
             entries.append(xml.sitemap_entry(loc, format_w3c(page.lastmod)))
             lastmods.append(page.lastmod)
+    if not entries:
+        # An index needs at least one <sitemap> (XSD); an empty one is invalid.
+        raise Http404("No sitemap section has any URL yet.")
     if len(entries) > protocol.MAX_SITEMAPS_PER_INDEX:
         logger.error(
             "The sitemap index would list %s files; the protocol allows %s. "

@@ -1,0 +1,479 @@
+"""The views end to end through Django's test client."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+import pytest
+from django.contrib.sitemaps import GenericSitemap, Sitemap
+from django.db import connection
+from django.test import Client, override_settings
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+from django.utils.http import http_date
+
+from django_sitemaps_plus import ModelSection, Section, register
+from tests.testapp.models import Article, Author, Comment, Event, Tag
+from tests.utils import assert_schema_valid, fetch, lastmods, locs
+
+pytestmark = pytest.mark.django_db
+
+UTC = dt.timezone.utc
+
+
+def at(day: int, hour: int = 12) -> dt.datetime:
+    return dt.datetime(2024, 1, day, hour, 0, 0, tzinfo=UTC)
+
+
+def articles(count: int, **fields: object) -> list[Article]:
+    """``count`` articles with primary keys 1, 2, ... so page ranges are known
+    on every database (PostgreSQL does not reset sequences between tests)."""
+    return Article.objects.bulk_create(
+        Article(pk=i + 1, title=f"t{i}", slug=f"article-{i}", **fields) for i in range(count)
+    )
+
+
+class TestIndex:
+    def test_lists_one_entry_per_file_with_that_files_lastmod(self, registry):
+        register(Article, lastmod_fields=["updated_at"], limit=2)
+        a, b, c = articles(3)
+        Article.objects.filter(pk=a.pk).update(updated_at=at(1))
+        Article.objects.filter(pk=b.pk).update(updated_at=at(5))
+        Article.objects.filter(pk=c.pk).update(updated_at=at(3))
+        response, body = fetch("/sitemap.xml")
+        assert response.status_code == 200
+        root = assert_schema_valid(body)
+        assert root.tag.endswith("sitemapindex")
+        assert locs(body) == [
+            "https://example.com/sitemap-articles-1.xml",
+            "https://example.com/sitemap-articles-2.xml",
+        ]
+        # contrib would give every file the section's maximum (5 Jan).
+        assert lastmods(body) == ["2024-01-05T12:00:00Z", "2024-01-03T12:00:00Z"]
+        assert response["Last-Modified"] == http_date(at(5).timestamp())
+
+    def test_sections_in_registration_order_and_without_lastmod(self, registry):
+        @register
+        class PagesSection(Section):
+            def items(self):
+                return ["home", "about"]
+
+        register(Article)
+        articles(1)
+        _, body = fetch("/sitemap.xml")
+        assert locs(body) == [
+            "https://example.com/sitemap-pages-1.xml",
+            "https://example.com/sitemap-articles-1.xml",
+        ]
+        assert lastmods(body) == [None, None]
+
+    def test_empty_sections_are_not_listed(self, registry):
+        register(Article)
+        register(Event)
+        Event.objects.create(name="e", day=dt.date(2024, 2, 1))
+        _, body = fetch("/sitemap.xml")
+        assert locs(body) == ["https://example.com/sitemap-events-1.xml"]
+
+    def test_nothing_to_list_is_404_not_an_invalid_empty_index(self, registry):
+        register(Article)
+        assert Client().get("/sitemap.xml").status_code == 404
+
+    def test_index_query_count_is_constant_per_section(self, registry):
+        register(
+            Article,
+            lastmod_fields=["updated_at", "comments__created_at", "tags__updated_at"],
+            limit=1,
+        )
+        for article in articles(5, updated_at=at(1)):
+            Comment.objects.create(article=article, created_at=at(2))
+        with CaptureQueriesContext(connection) as queries:
+            response, body = fetch("/sitemap.xml")
+        assert len(locs(body)) == 5
+        # One grouped query for own fields, one per many-valued relation.
+        assert len(queries) == 3
+
+
+class TestSectionPage:
+    def test_page_content_headers_and_schema(self, registry):
+        register(Article, lastmod_fields=["updated_at"])
+        (article,) = articles(1, updated_at=at(7, 9))
+        response, body = fetch("/sitemap-articles-1.xml")
+        assert response.status_code == 200
+        assert response["Content-Type"] == "application/xml; charset=utf-8"
+        assert response["X-Robots-Tag"] == "noindex, noodp, noarchive"
+        assert response["Last-Modified"] == http_date(at(7, 9).timestamp())
+        assert_schema_valid(body)
+        assert body == (
+            b'<?xml version="1.0" encoding="UTF-8"?>\n'
+            b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+            b"<url><loc>https://example.com/articles/article-0/</loc>"
+            b"<lastmod>2024-01-07T09:00:00Z</lastmod></url>\n"
+            b"</urlset>\n"
+        )
+
+    @pytest.mark.parametrize(
+        "url",
+        [
+            "/sitemap-articles-2.xml",
+            "/sitemap-articles-0.xml",
+            "/sitemap-articles-01.xml",
+            "/sitemap-articles-x.xml",
+            "/sitemap-nosuch-1.xml",
+            "/sitemap-articles.xml",
+        ],
+    )
+    def test_missing_or_malformed_page_is_404(self, registry, url):
+        register(Article)
+        articles(1)
+        assert Client().get(url).status_code == 404
+
+    def test_malformed_page_costs_no_query(self, registry):
+        register(Article)
+        with CaptureQueriesContext(connection) as queries:
+            assert Client().get("/sitemap-articles-01.xml").status_code == 404
+        assert len(queries) == 0
+
+    def test_page_costs_constant_queries_whatever_its_size(self, registry):
+        register(
+            Article,
+            lastmod_fields=["updated_at", "comments__created_at"],
+            url_name="article",
+            url_kwargs={"slug": "slug"},
+        )
+        for article in articles(30, updated_at=at(1)):
+            Comment.objects.create(article=article, created_at=at(2))
+        with CaptureQueriesContext(connection) as queries:
+            _, body = fetch("/sitemap-articles-1.xml")
+        assert len(locs(body)) == 30
+        # page_info: own fields + the reverse FK; then the rows.
+        assert len(queries) == 3
+
+    def test_rows_deleted_between_index_and_page(self, registry):
+        register(Article, limit=2)
+        a, b, c = articles(3)
+        _, index = fetch("/sitemap.xml")
+        assert len(locs(index)) == 2
+        Article.objects.filter(pk__in=[b.pk, c.pk]).delete()
+        response, body = fetch("/sitemap-articles-1.xml")
+        assert locs(body) == ["https://example.com/articles/article-0/"]
+        # Page 2 lost all its rows: now a plain 404, no error.
+        assert Client().get("/sitemap-articles-2.xml").status_code == 404
+
+    def test_non_ascii_slugs_are_percent_encoded_on_both_paths(self, registry):
+        register(Article)
+        register(Article, name="fast", url_name="article", url_kwargs={"slug": "slug"})
+        Article.objects.create(title="x", slug="über-café")
+        Article.objects.create(title="y", slug="日本")
+        expected = [
+            "https://example.com/articles/%C3%BCber-caf%C3%A9/",
+            "https://example.com/articles/%E6%97%A5%E6%9C%AC/",
+        ]
+        _, slow = fetch("/sitemap-articles-1.xml")
+        _, fast = fetch("/sitemap-fast-1.xml")
+        assert locs(slow) == locs(fast) == expected
+        assert_schema_valid(fast)
+
+    def test_conditional_get_gives_304_without_fetching_rows(self, registry):
+        register(Article, lastmod_fields=["updated_at"])
+        articles(3, updated_at=at(3))
+        client = Client()
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(
+                "/sitemap-articles-1.xml", HTTP_IF_MODIFIED_SINCE=http_date(at(3).timestamp())
+            )
+        assert response.status_code == 304
+        assert len(queries) == 1
+        stale = client.get(
+            "/sitemap-articles-1.xml", HTTP_IF_MODIFIED_SINCE=http_date(at(2).timestamp())
+        )
+        assert stale.status_code == 200
+
+    def test_head_sends_headers_only(self, registry):
+        register(Article, lastmod_fields=["updated_at"])
+        articles(2, updated_at=at(3))
+        response = Client().head("/sitemap-articles-1.xml")
+        assert response.status_code == 200
+        assert response["Last-Modified"] == http_date(at(3).timestamp())
+        assert response.content == b""
+
+    def test_changefreq_and_priority_when_set(self, registry):
+        register(Article, changefreq="weekly", priority=0.8)
+        articles(1)
+        _, body = fetch("/sitemap-articles-1.xml")
+        assert b"<changefreq>weekly</changefreq><priority>0.8</priority></url>" in body
+        assert_schema_valid(body)
+
+    def test_changefreq_and_priority_omitted_by_default(self, registry):
+        register(Article)
+        articles(1)
+        _, body = fetch("/sitemap-articles-1.xml")
+        assert b"changefreq" not in body and b"priority" not in body
+
+
+class TestLocations:
+    def test_invalid_locations_are_dropped_and_logged(self, registry, caplog):
+        class OddSection(Section):
+            name = "odd"
+
+            def items(self):
+                return [
+                    "/fine/",
+                    "relative/path",
+                    "https://other.example/x",
+                    "/" + "a" * 2100,
+                    "home",
+                ]
+
+        register(OddSection)
+        with caplog.at_level(logging.WARNING, logger="django_sitemaps_plus"):
+            _, body = fetch("/sitemap-odd-1.xml")
+        assert locs(body) == ["https://example.com/fine/", "https://example.com/"]
+        messages = " ".join(r.getMessage() for r in caplog.records)
+        assert "'relative/path'" in messages and "is relative" in messages
+        assert "other.example" in messages
+        assert "longer than 2,048" in messages
+
+    def test_same_host_absolute_location_is_kept_and_escaped(self, registry):
+        class QuerySection(Section):
+            name = "q"
+
+            def items(self):
+                return ["https://example.com/search?a=1&b='2'"]
+
+        register(QuerySection)
+        _, body = fetch("/sitemap-q-1.xml")
+        assert b"<loc>https://example.com/search?a=1&amp;b=&apos;2&apos;</loc>" in body
+        assert locs(body) == ["https://example.com/search?a=1&b='2'"]
+
+    @override_settings(SITEMAPS_PLUS={})
+    def test_sites_framework_gives_the_host_without_base_url(self, registry):
+        from django.contrib.sites.models import Site
+
+        Site.objects.update_or_create(pk=1, defaults={"domain": "shop.example.org"})
+        register(Article)
+        articles(1)
+        _, body = fetch("/sitemap.xml")
+        assert locs(body) == ["https://shop.example.org/sitemap-articles-1.xml"]
+
+    @override_settings(SITEMAPS_PLUS={"BASE_URL": "http://127.0.0.1:8000/"})
+    def test_base_url_setting_with_port_and_trailing_slash(self, registry):
+        register(Article)
+        articles(1)
+        _, body = fetch("/sitemap-articles-1.xml")
+        assert locs(body) == ["http://127.0.0.1:8000/articles/article-0/"]
+
+
+class TestLastmod:
+    def test_latest_of_own_forward_reverse_and_m2m_fields(self, registry):
+        register(
+            Article,
+            lastmod_fields=[
+                "updated_at",
+                "author__updated_at",
+                "comments__created_at",
+                "tags__updated_at",
+            ],
+        )
+        author = Author.objects.create(name="a", updated_at=at(4))
+        tag = Tag.objects.create(name="t", updated_at=at(6))
+        own, by_author, by_comment, by_tag, none = articles(5)
+        Article.objects.filter(pk=own.pk).update(updated_at=at(9))
+        Article.objects.filter(pk=by_author.pk).update(updated_at=at(1), author=author)
+        Comment.objects.create(article=by_comment, created_at=at(2))
+        Comment.objects.create(article=by_comment, created_at=at(8))
+        by_tag.tags.add(tag)
+        _, body = fetch("/sitemap-articles-1.xml")
+        assert lastmods(body) == [
+            "2024-01-09T12:00:00Z",
+            "2024-01-04T12:00:00Z",
+            "2024-01-08T12:00:00Z",
+            "2024-01-06T12:00:00Z",
+            None,
+        ]
+        _, index = fetch("/sitemap.xml")
+        assert lastmods(index) == ["2024-01-09T12:00:00Z"]
+
+    def test_date_field_gives_a_date(self, registry):
+        register(Event, lastmod_fields=["day"])
+        Event.objects.create(name="e", day=dt.date(2024, 2, 29))
+        _, body = fetch("/sitemap-events-1.xml")
+        assert lastmods(body) == ["2024-02-29"]
+        assert_schema_valid(body)
+
+    def test_date_mixed_with_datetime_counts_as_midnight_utc(self, registry):
+        register(Article, lastmod_fields=["updated_at", "published_on"])
+        later_date, later_time = articles(2)
+        Article.objects.filter(pk=later_date.pk).update(
+            updated_at=at(1, 23), published_on=dt.date(2024, 1, 2)
+        )
+        Article.objects.filter(pk=later_time.pk).update(
+            updated_at=at(2, 1), published_on=dt.date(2024, 1, 2)
+        )
+        _, body = fetch("/sitemap-articles-1.xml")
+        assert lastmods(body) == ["2024-01-02T00:00:00Z", "2024-01-02T01:00:00Z"]
+
+    def test_aware_datetimes_in_other_zones_are_written_in_utc(self, registry):
+        register(Article, lastmod_fields=["updated_at"])
+        tokyo = dt.timezone(dt.timedelta(hours=9))
+        articles(1, updated_at=dt.datetime(2024, 3, 1, 8, 30, tzinfo=tokyo))
+        _, body = fetch("/sitemap-articles-1.xml")
+        assert lastmods(body) == ["2024-02-29T23:30:00Z"]
+
+    @override_settings(USE_TZ=False, TIME_ZONE="Europe/Berlin")
+    def test_use_tz_off_naive_local_times_become_utc(self, registry):
+        register(Article, lastmod_fields=["updated_at", "comments__created_at"])
+        (article,) = articles(1, updated_at=dt.datetime(2024, 7, 1, 12, 0))
+        Comment.objects.create(article=article, created_at=dt.datetime(2024, 1, 1, 12, 0))
+        _, body = fetch("/sitemap-articles-1.xml")
+        # Berlin is UTC+2 in July.
+        assert lastmods(body) == ["2024-07-01T10:00:00Z"]
+        _, index = fetch("/sitemap.xml")
+        assert lastmods(index) == ["2024-07-01T10:00:00Z"]
+
+    def test_generation_time_is_never_used(self, registry):
+        register(Article, lastmod_fields=["updated_at"])
+        articles(2)
+        _, body = fetch("/sitemap-articles-1.xml")
+        assert lastmods(body) == [None, None]
+        response, index = fetch("/sitemap.xml")
+        assert lastmods(index) == [None]
+        assert not response.has_header("Last-Modified")
+
+
+class TestContribAndPlainSections:
+    def test_contrib_generic_sitemap_registered_unchanged(self, registry):
+        for article in articles(3):
+            Article.objects.filter(pk=article.pk).update(updated_at=at(article.pk % 28 + 1))
+        register(
+            GenericSitemap(
+                {"queryset": Article.objects.order_by("pk"), "date_field": "updated_at"},
+                priority=0.6,
+                changefreq="daily",
+            ),
+            name="generic",
+        )
+        _, body = fetch("/sitemap-generic-1.xml")
+        assert_schema_valid(body)
+        assert locs(body) == [f"https://example.com/articles/article-{i}/" for i in range(3)]
+        assert b"<changefreq>daily</changefreq><priority>0.6</priority>" in body
+
+    def test_contrib_sitemap_subclass_with_pages_and_per_file_lastmod(self, registry):
+        class StaticSitemap(Sitemap):
+            limit = 1
+
+            def items(self):
+                return ["home", "about"]
+
+            def location(self, item):
+                from django.urls import reverse
+
+                return reverse(item)
+
+            def lastmod(self, item):
+                return at(1) if item == "home" else at(2)
+
+        register(StaticSitemap)
+        _, index = fetch("/sitemap.xml")
+        assert locs(index) == [
+            "https://example.com/sitemap-static-1.xml",
+            "https://example.com/sitemap-static-2.xml",
+        ]
+        assert lastmods(index) == ["2024-01-01T12:00:00Z", "2024-01-02T12:00:00Z"]
+        _, page = fetch("/sitemap-static-2.xml")
+        assert locs(page) == ["https://example.com/about/"]
+
+    @override_settings(LANGUAGES=[("en", "English"), ("de", "German")])
+    def test_contrib_i18n_alternates(self, registry):
+        class I18nSitemap(Sitemap):
+            i18n = True
+            alternates = True
+            x_default = True
+
+            def items(self):
+                return ["/page/"]
+
+            def location(self, item):
+                return item
+
+        register(I18nSitemap)
+        _, body = fetch("/sitemap-i18n-1.xml")
+        assert b'xmlns:xhtml="http://www.w3.org/1999/xhtml"' in body
+        assert body.count(b"<url>") == 2
+        assert b'hreflang="x-default"' in body
+
+    def test_plain_section_with_url_names_paths_and_lastmod(self, registry):
+        class PagesSection(Section):
+            changefreq = "monthly"
+
+            def items(self):
+                return ["home", "/contact/"]
+
+            def lastmod(self, item):
+                return dt.date(2024, 5, 1) if item == "home" else None
+
+        register(PagesSection)
+        _, body = fetch("/sitemap-pages-1.xml")
+        assert_schema_valid(body)
+        assert locs(body) == ["https://example.com/", "https://example.com/contact/"]
+        assert lastmods(body) == ["2024-05-01", None]
+
+
+class TestText:
+    def test_section_text_file(self, registry):
+        register(Article)
+        Article.objects.create(title="x", slug="über")
+        response, body = fetch("/sitemap-articles-1.txt")
+        assert response["Content-Type"] == "text/plain; charset=utf-8"
+        assert body == b"https://example.com/articles/%C3%BCber/\n"
+
+    def test_site_text_file_concatenates_sections(self, registry):
+        @register
+        class PagesSection(Section):
+            def items(self):
+                return ["home"]
+
+        register(Article)
+        articles(2)
+        _, body = fetch("/sitemap.txt")
+        assert body.decode().splitlines() == [
+            "https://example.com/",
+            "https://example.com/articles/article-0/",
+            "https://example.com/articles/article-1/",
+        ]
+
+    def test_site_text_file_404_when_over_one_file(self, registry):
+        register(Article, limit=2)
+        articles(3)
+        assert Client().get("/sitemap.txt").status_code == 404
+
+
+class TestRobots:
+    def test_robots_txt_off_by_default(self):
+        assert Client().get("/robots.txt").status_code == 404
+
+    @override_settings(SITEMAPS_PLUS={"BASE_URL": "https://example.com", "ROBOTS_TXT": True})
+    def test_robots_txt_names_the_index(self):
+        response = Client().get("/robots.txt")
+        assert response.content.decode().endswith("\nSitemap: https://example.com/sitemap.xml\n")
+
+    def test_template_tag(self):
+        from django.template import Context, Template
+
+        rendered = Template("{% load sitemaps_plus %}{% sitemap_robots_line %}").render(Context({}))
+        assert rendered == "Sitemap: https://example.com/sitemap.xml"
+
+
+def test_database_down_gives_503_with_retry_after(registry, monkeypatch):
+    from django.db import OperationalError
+
+    from django_sitemaps_plus.sections import ModelSection as Model
+
+    def broken(*args, **kwargs):
+        raise OperationalError("database unavailable")
+
+    register(Article)
+    monkeypatch.setattr(Model, "page_info", broken)
+    response = Client().get("/sitemap-articles-1.xml")
+    assert response.status_code == 503
+    assert response["Retry-After"] == "120"

@@ -1,0 +1,59 @@
+"""Helpers shared by the tests: fetch through the real views, parse, validate."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from django.test import Client
+from lxml import etree
+
+NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+SCHEMAS = Path(__file__).parent / "schemas"
+#: The official XSDs, beside the repository (absent outside this workplace).
+OFFICIAL_XSD = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "xsd"
+
+
+def fetch(url: str, client: Client | None = None, **headers: Any) -> tuple[Any, bytes]:
+    """GET ``url``; return the response and its whole body."""
+    response = (client or Client()).get(url, **headers)
+    if getattr(response, "streaming", False):
+        body = b"".join(response.streaming_content)
+    else:
+        body = response.content
+    return response, body
+
+
+@cache
+def _schema(path: Path) -> etree.XMLSchema:
+    return etree.XMLSchema(etree.parse(str(path)))
+
+
+def assert_schema_valid(body: bytes) -> etree._Element:
+    """Validate a urlset or sitemapindex against our schema and, when present,
+    the official one; return the root element."""
+    root = etree.fromstring(body)
+    name = "sitemap.xsd" if etree.QName(root).localname == "urlset" else "sitemapindex.xsd"
+    ours = _schema(SCHEMAS / name)
+    assert ours.validate(root), ours.error_log
+    official_name = "sitemap.xsd" if name == "sitemap.xsd" else "siteindex.xsd"
+    official = OFFICIAL_XSD / official_name
+    if official.exists() and not root.nsmap.keys() - {None}:
+        schema = _schema(official)
+        assert schema.validate(root), schema.error_log
+    return root
+
+
+def locs(body: bytes) -> list[str]:
+    return [str(e) for e in etree.fromstring(body).xpath("//sm:loc/text()", namespaces=NS)]
+
+
+def lastmods(body: bytes) -> list[str | None]:
+    """Each entry's lastmod text (None where the entry has none)."""
+    root = etree.fromstring(body)
+    out: list[str | None] = []
+    for entry in root:
+        found = entry.find("sm:lastmod", NS)
+        out.append(None if found is None else found.text)
+    return out
