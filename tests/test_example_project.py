@@ -1,0 +1,147 @@
+"""The example project: its checks pass, seed_demo seeds, and its sitemap lists the demo data.
+
+The example has its own settings module, which cannot share a process with
+tests.settings, so each step runs the example's code in a subprocess, on a
+SQLite file of its own whatever DATABASE_URL the suite runs with.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "example_project"
+BASE_URL = "https://demo.example"
+
+# Fetches every sitemap file through the test client and reports what the
+# database says should be in them.
+PROBE = """
+import json, os, re
+import django
+django.setup()
+from django.test import Client
+from blog.models import Article
+from shop.models import Product
+
+def body(response):
+    if response.streaming:
+        return b"".join(response.streaming_content).decode()
+    return response.content.decode()
+
+client = Client(HTTP_HOST="127.0.0.1")
+index = client.get("/sitemap.xml")
+index_body = body(index)
+files = re.findall(r"<loc>([^<]+)</loc>", index_body)
+locations = []
+statuses = {"/sitemap.xml": index.status_code}
+for url in files:
+    path = url.removeprefix(os.environ["SITEMAPS_BASE_URL"])
+    response = client.get(path)
+    statuses[path] = response.status_code
+    locations += re.findall(r"<loc>([^<]+)</loc>", body(response))
+print(json.dumps({
+    "index_content_type": index["Content-Type"],
+    "files": files,
+    "statuses": statuses,
+    "locations": locations,
+    "published_articles": Article.objects.filter(is_published=True).count(),
+    "drafts": list(Article.objects.filter(is_published=False).values_list("slug", flat=True)),
+    "active_products": Product.objects.filter(is_active=True).count(),
+    "detail_status": client.get(Article.objects.filter(is_published=True)
+                                .first().get_absolute_url()).status_code,
+}))
+"""
+
+
+def _env(database: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        # Replaces tests.settings, which pytest-django exported.
+        DJANGO_SETTINGS_MODULE="example_project.settings",
+        DATABASE_URL=f"sqlite:///{database}",
+        CACHE_URL="locmemcache://",
+        DEBUG="false",
+        SITEMAPS_BASE_URL=BASE_URL,
+        # The package itself, when the checkout is not installed.
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])),
+    )
+    return env
+
+
+def _run(database: Path, *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, *args],
+        cwd=EXAMPLE,
+        env=_env(database),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, f"{args} failed:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("example") / "db.sqlite3"
+    _run(path, "manage.py", "migrate", "--noinput", "--verbosity", "0")
+    _run(
+        path,
+        "manage.py",
+        "seed_demo",
+        "--articles",
+        "120",
+        "--products",
+        "40",
+        "--comments-per-article",
+        "2",
+        "--images-per-product",
+        "1",
+    )
+    return path
+
+
+class TestExampleProject:
+    def test_system_checks_pass(self, database: Path) -> None:
+        out = _run(database, "manage.py", "check", "--fail-level", "WARNING")
+        assert "no issues" in out
+
+    def test_seed_demo_does_not_double(self, database: Path) -> None:
+        out = _run(database, "manage.py", "seed_demo", "--articles", "5")
+        assert "already present (120 articles, 40 products)" in out
+
+    def test_sitemap_lists_published_rows_and_pages(self, database: Path) -> None:
+        report: dict[str, Any] = json.loads(_run(database, "-c", PROBE))
+
+        assert report["index_content_type"].startswith("application/xml")
+        assert set(report["statuses"].values()) == {200}, report["statuses"]
+        locations: list[str] = report["locations"]
+        assert len(locations) == len(set(locations))
+        articles = [loc for loc in locations if loc.startswith(f"{BASE_URL}/blog/")]
+        products = [loc for loc in locations if loc.startswith(f"{BASE_URL}/shop/")]
+        assert len(articles) == report["published_articles"]
+        assert len(products) == report["active_products"]
+        assert {f"{BASE_URL}/", f"{BASE_URL}/about/", f"{BASE_URL}/contact/"} <= set(locations)
+        # Non-ASCII slugs are listed as percent-encoded URIs.
+        assert f"{BASE_URL}/blog/%C3%BCber-uns/" in locations
+        assert f"{BASE_URL}/shop/caf%C3%A9-cr%C3%A8me/" in locations
+        assert not any(f"/blog/{slug}/" in loc for slug in report["drafts"] for loc in articles)
+        assert report["drafts"], "the demo data should include drafts"
+        assert report["detail_status"] == 200
+
+    def test_flush_replaces_the_data(self, tmp_path: Path) -> None:
+        path = tmp_path / "db.sqlite3"
+        _run(path, "manage.py", "migrate", "--noinput", "--verbosity", "0")
+        args = ["manage.py", "seed_demo", "--articles", "30", "--products", "10"]
+        _run(path, *args)
+        out = _run(path, *args, "--flush")
+        assert "Flushed the demo tables." in out
+        assert "Seeded 30 articles and 10 products" in out
