@@ -20,7 +20,8 @@ class Tag(models.Model):
 
 class Article(models.Model):
     title = models.CharField(max_length=200)
-    slug = models.SlugField(max_length=255, allow_unicode=True)
+    # Long enough for the 2,048-character worst case; no index (MySQL key limit).
+    slug = models.SlugField(max_length=2048, allow_unicode=True, db_index=False)
     body = models.TextField(blank=True)
     is_published = models.BooleanField(default=True)
     views = models.PositiveIntegerField(default=0)
