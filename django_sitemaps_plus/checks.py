@@ -45,8 +45,8 @@ def check_settings(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
                 id=f"{ID}.W002",
             )
         )
-    errors.extend(_limit_errors("SITEMAPS_PLUS['LIMIT']", conf.LIMIT))
-    errors.extend(_loc_length_errors("SITEMAPS_PLUS['MAX_LOC_LENGTH']", conf.MAX_LOC_LENGTH))
+    errors.extend(_limit_errors("SITEMAPS_PLUS['LIMIT']", conf.get("LIMIT")))
+    errors.extend(_loc_length_errors("SITEMAPS_PLUS['MAX_LOC_LENGTH']", conf.get("MAX_LOC_LENGTH")))
     return errors
 
 

@@ -1,0 +1,139 @@
+"""One test per system check id (see docs/checks.md)."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.sitemaps import Sitemap
+from django.core.checks import run_checks
+from django.test import override_settings
+from django.test.utils import isolate_apps
+
+from django_sitemaps_plus import ModelSection, Section, register
+from tests.testapp.models import Article, Event, NoUrl, UuidThing
+
+
+def ids() -> list[str]:
+    return sorted(m.id for m in run_checks() if m.id and m.id.startswith("sitemaps_plus."))
+
+
+def test_a_correct_configuration_has_no_messages(registry):
+    register(Article, lastmod_fields=["updated_at", "comments__created_at"])
+    register(Article, name="fast", url_name="article", url_kwargs={"slug": "slug"})
+    assert ids() == []
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [["nope"], ["title"], ["comments"], ["comments__nope"], ["title__x"], ["author__name"]],
+)
+def test_e001_unknown_or_non_date_lastmod_field(registry, fields):
+    register(Article, lastmod_fields=fields)
+    assert ids() == ["sitemaps_plus.E001"]
+
+
+def test_e002_no_get_absolute_url_nor_location(registry):
+    register(NoUrl)
+    assert ids() == ["sitemaps_plus.E002"]
+
+
+def test_e002_not_raised_when_location_is_defined(registry):
+    @register(NoUrl)
+    class NoUrlSection(ModelSection):
+        def location(self, obj):
+            return f"/n/{obj.pk}/"
+
+    assert ids() == []
+
+
+@pytest.mark.parametrize("base", ["example.com", "ftp://example.com", "https://example.com/blog"])
+def test_e003_base_url_not_absolute_site_root(base):
+    with override_settings(SITEMAPS_PLUS={"BASE_URL": base}):
+        assert "sitemaps_plus.E003" in ids()
+
+
+@pytest.mark.parametrize("limit", [0, 50_001, "many"])
+def test_e004_limit_out_of_range(registry, limit):
+    with override_settings(SITEMAPS_PLUS={"BASE_URL": "https://example.com", "LIMIT": limit}):
+        assert ids() == ["sitemaps_plus.E004"]
+
+
+def test_e004_section_limit(registry):
+    register(Article, limit=60_000)
+    assert ids() == ["sitemaps_plus.E004"]
+
+
+def test_e005_section_name_not_a_slug(registry):
+    register(Article, name="My Articles")
+    assert ids() == ["sitemaps_plus.E005"]
+
+
+def test_e006_non_integer_primary_key(registry):
+    register(UuidThing)
+    assert ids() == ["sitemaps_plus.E006"]
+
+
+def test_e007_url_name_that_does_not_reverse(registry):
+    register(Article, url_name="no-such-url", url_kwargs={"slug": "slug"})
+    assert ids() == ["sitemaps_plus.E007"]
+
+
+def test_e007_url_kwargs_naming_a_missing_field(registry):
+    register(Article, url_name="article", url_kwargs={"slug": "no_field"})
+    assert ids() == ["sitemaps_plus.E007"]
+
+
+@pytest.mark.parametrize(("option", "value"), [("changefreq", "sometimes"), ("priority", 1.5)])
+def test_e008_changefreq_or_priority_invalid(registry, option, value):
+    register(Event, **{option: value})
+    assert ids() == ["sitemaps_plus.E008"]
+
+
+@pytest.mark.parametrize("length", [5, 4_000])
+def test_e009_max_loc_length_out_of_range(registry, length):
+    register(Event, max_loc_length=length)
+    assert ids() == ["sitemaps_plus.E009"]
+
+
+@isolate_apps("tests.testapp")
+def test_e010_content_changed_field_without_or_with_unknown_tracked_fields():
+    from django.db import models
+
+    from django_sitemaps_plus.fields import ContentChangedField
+
+    class Broken(models.Model):
+        title = models.CharField(max_length=10)
+        untracked = ContentChangedField()
+        unknown = ContentChangedField(tracked_fields=["nope"])
+
+        class Meta:
+            app_label = "testapp"
+
+    messages = [m.id for m in Broken.check()]
+    assert messages.count("sitemaps_plus.E010") == 2
+
+
+def test_w001_unordered_queryset_in_a_plain_or_contrib_section(registry):
+    class Unordered(Section):
+        def items(self):
+            return Event.objects.all()
+
+    class UnorderedContribSitemap(Sitemap):
+        def items(self):
+            return Event.objects.all()
+
+    register(Unordered)
+    register(UnorderedContribSitemap)
+    assert ids() == ["sitemaps_plus.W001", "sitemaps_plus.W001"]
+
+
+@override_settings(
+    SITEMAPS_PLUS={},
+    INSTALLED_APPS=[
+        "django.contrib.contenttypes",
+        "django.contrib.auth",
+        "django_sitemaps_plus",
+        "tests.testapp",
+    ],
+)
+def test_w002_urls_from_the_host_header():
+    assert "sitemaps_plus.W002" in ids()

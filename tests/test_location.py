@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import pytest
+from django.urls import NoReverseMatch, reverse
+
+from django_sitemaps_plus.location import LocationTemplate, SiteContext, absolute_location
+
+SITE = SiteContext("https://example.com")
+
+
+@pytest.mark.parametrize(
+    ("location", "expected"),
+    [
+        ("/a/b/", "https://example.com/a/b/"),
+        ("/über/", "https://example.com/%C3%BCber/"),
+        ("https://example.com/x?q=1", "https://example.com/x?q=1"),
+        ("https://EXAMPLE.com/x", "https://EXAMPLE.com/x"),
+    ],
+)
+def test_absolute_location_accepts(location, expected):
+    assert absolute_location(location, SITE) == (expected, None)
+
+
+@pytest.mark.parametrize(
+    ("location", "why"),
+    [
+        ("", "empty"),
+        ("a/b", "relative"),
+        ("//cdn.example.com/a", "relative"),
+        ("http://example.com/a", "another scheme or host"),
+        ("https://example.org/a", "another scheme or host"),
+        ("/" + "x" * 2100, "longer than 2,048"),
+    ],
+)
+def test_absolute_location_refuses(location, why):
+    url, problem = absolute_location(location, SITE)
+    assert url is None and problem is not None and why in problem
+
+
+@pytest.mark.parametrize(
+    ("url_name", "kwargs", "values"),
+    [
+        ("article", {"slug": "slug"}, ["hello-world"]),
+        ("article", {"slug": "slug"}, ["über café"]),
+        ("article", {"slug": "slug"}, ["a&b'c"]),
+        ("numbered", {"number": "n"}, [42]),
+        ("two-kwargs", {"first": "a", "second": "b"}, ["x-y", 7]),
+    ],
+)
+def test_template_gives_what_reverse_gives(url_name, kwargs, values):
+    from django.utils.encoding import iri_to_uri
+
+    template = LocationTemplate(url_name, kwargs)
+    assert template.fast
+    expected = iri_to_uri(reverse(url_name, kwargs=dict(zip(kwargs, values))))
+    assert template.path(values) == expected
+
+
+def test_template_values_the_pattern_refuses_raise_like_reverse():
+    template = LocationTemplate("numbered", {"number": "n"})
+    with pytest.raises(NoReverseMatch):
+        template.path(["not-a-number"])
+    slug = LocationTemplate("article", {"slug": "slug"})
+    with pytest.raises(NoReverseMatch):
+        slug.path(["has/slash"])
