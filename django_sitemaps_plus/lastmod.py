@@ -24,6 +24,7 @@ from django.db.models.constants import LOOKUP_SEP
 from django.db.models.functions import Cast, Coalesce, NullIf
 from django.db.models.sql.compiler import SQLCompiler
 from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
 
 #: Vendors for which ``W3CDatetime`` formats the value in SQL.
 SQL_FORMAT_VENDORS = frozenset({"sqlite", "postgresql", "mysql"})
@@ -111,7 +112,8 @@ class GreatestIgnoringNulls(Func):
             )
         else:
             floor = dt.date(1000, 1, 1)
-        sentinel = Value(floor, output_field=self.output_field)
+        # Cast, so MySQL compares datetimes rather than strings.
+        sentinel = Cast(Value(floor, output_field=self.output_field), self.output_field)
         wrapped = [Coalesce(expr, sentinel) for expr in self.get_source_expressions()]
         return NullIf(_Greatest(*wrapped, output_field=self.output_field), sentinel)
 
@@ -250,12 +252,15 @@ class LastmodSpec:
 # Normalisation and formatting ------------------------------------------------
 
 
-def to_utc(value: dt.date | dt.datetime | None) -> dt.date | dt.datetime | None:
+def to_utc(value: dt.date | dt.datetime | str | None) -> dt.date | dt.datetime | None:
     """Normalise a lastmod value: datetimes to aware UTC, dates unchanged.
 
     Naive datetimes are taken to be in the current time zone (what Django
     stores with ``USE_TZ = False``).
     """
+    if isinstance(value, str):
+        # Some backends return computed dates (GREATEST, MAX) as text.
+        value = parse_datetime(value) or parse_date(value)
     if value is None or not isinstance(value, dt.datetime):
         return value
     if timezone.is_naive(value):
