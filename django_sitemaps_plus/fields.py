@@ -48,10 +48,10 @@ class ContentChangedField(models.DateTimeField):  # type: ignore[type-arg]
                 kwargs[key] = value
         return name, path, args, kwargs
 
-    def contribute_to_class(
-        self, cls: type[models.Model], name: str, private_only: bool = False
+    def contribute_to_class(  # type: ignore[override]
+        self, cls: type[models.Model], name: str, **kwargs: Any
     ) -> None:
-        super().contribute_to_class(cls, name, private_only=private_only)
+        super().contribute_to_class(cls, name, **kwargs)
         if not cls._meta.abstract:
             uid = f"sitemaps_plus.{cls._meta.label}.{name}"
             post_init.connect(self._remember, sender=cls, weak=False, dispatch_uid=uid)

@@ -39,7 +39,7 @@ class LastmodPath:
     """One entry of ``lastmod_fields``, resolved against a model."""
 
     path: str
-    field: models.DateField
+    field: models.DateField[Any, Any]
     #: Crosses a reverse foreign key or a many-to-many relation, so one object
     #: has many values: aggregated with ``Max`` rather than read as a column.
     many_valued: bool
@@ -122,13 +122,14 @@ class GreatestIgnoringNulls(Func):
     ) -> tuple[str, Sequence[Any]]:
         if connection.vendor == "postgresql":
             return super().as_sql(compiler, connection, **extra_context)
-        return self._with_sentinel().as_sql(compiler, connection)  # type: ignore[no-any-return]
+        sql, params = self._with_sentinel().as_sql(compiler, connection)
+        return sql, params
 
 
 class _Greatest(Func):
     function = "GREATEST"
 
-    def as_sqlite(
+    def as_sqlite(  # type: ignore[override]
         self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
     ) -> tuple[str, Sequence[Any]]:
         return super().as_sql(compiler, connection, function="MAX", **extra_context)
@@ -154,7 +155,7 @@ class W3CDatetime(Func):
         super().__init__(expression)
         self.date_only = date_only
 
-    def as_sqlite(
+    def as_sqlite(  # type: ignore[override]
         self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
     ) -> tuple[str, Sequence[Any]]:
         fmt = _sql_percent("%Y-%m-%d" if self.date_only else "%Y-%m-%dT%H:%M:%SZ")
@@ -198,7 +199,7 @@ class LastmodSpec:
         return any(p.is_datetime for p in self.paths)
 
     @property
-    def output_field(self) -> models.DateField:
+    def output_field(self) -> models.DateField[Any, Any]:
         return models.DateTimeField() if self.is_datetime else models.DateField()
 
     def _column(self, path: LastmodPath) -> Any:

@@ -55,7 +55,7 @@ def site_context(request: HttpRequest | None = None) -> SiteContext:
     if apps.is_installed("django.contrib.sites"):
         from django.contrib.sites.shortcuts import get_current_site
 
-        site = get_current_site(request)  # type: ignore[arg-type]
+        site = get_current_site(request)
         return SiteContext(f"{conf.PROTOCOL}://{site.domain}".rstrip("/"))
     if request is None:
         raise ValueError(

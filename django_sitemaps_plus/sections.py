@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from types import SimpleNamespace
@@ -27,6 +27,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Count, Func, Max
 from django.db.models.sql.compiler import SQLCompiler
 from django.urls import NoReverseMatch, reverse
+from django.utils import translation
 from django.utils.text import slugify
 
 from django_sitemaps_plus import protocol, xml
@@ -42,6 +43,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger("django_sitemaps_plus")
 
 LastmodValue = dt.date | dt.datetime | None
+#: One item of a page as the engine renders it: the item (a primary key on
+#: ModelSection's fast path), its absolute URL (None: not listable), its
+#: lastmod text, and on the fast path the URL kwarg values of its row.
+Row = tuple[Any, "str | None", "str | None", "tuple[Any, ...] | None"]
 
 #: Rows fetched per database round trip, and per extension ``fetch``.
 BATCH_ROWS = 2_000
@@ -133,21 +138,92 @@ class Section:
         """The key of an item as given to ``Extension.fetch``."""
         return getattr(item, "pk", item)
 
-    def _with_children(self, items: Sequence[Any], site: SiteContext) -> Iterator[tuple[Any, str]]:
-        """Each item with its extension children, fetched once per batch."""
-        if not self.extensions:
-            for item in items:
-                yield item, ""
-            return
-        fetched = [ext.fetch(self, items) for ext in self.extensions]
-        for position, item in enumerate(items):
-            yield (
-                item,
-                "".join(
-                    ext.children(self, item, data[position], site)
-                    for ext, data in zip(self.extensions, fetched)
-                ),
-            )
+    def urls_per_item(self) -> int:
+        """Most ``<url>`` entries one item gives: the product of its extensions'
+        ``urls_per_item`` (hreflang gives one per language, the rest one)."""
+        count = 1
+        for ext in self.extensions:
+            count *= max(1, ext.urls_per_item(self))
+        return count
+
+    def items_per_file(self) -> int:
+        """Items per file, so that their ``<url>`` entries fit ``urls_per_file()``.
+
+        With hreflang over L languages an item gives up to L entries, so a
+        page holds ``urls_per_file() // L`` items (a ModelSection's primary
+        key ranges are this wide); both the 50,000 count and the byte cap
+        hold for the entries.
+        """
+        return max(1, self.urls_per_file() // self.urls_per_item())
+
+    def expires_at(self, number: int, site: SiteContext) -> dt.datetime | None:
+        """When page ``number``'s content next changes by the clock alone.
+
+        None for sections whose files change only when rows are saved. A news
+        section's file changes when its oldest article leaves the two-day
+        window (and when a scheduled article enters it): a cache must not keep
+        the file past this moment.
+        """
+        return None
+
+    def location_in(
+        self, language: str, item: Any, values: Sequence[Any] | None = None
+    ) -> str | None:
+        """``item``'s location with ``language`` active (for hreflang).
+
+        ``location()`` under ``translation.override(language)``, so
+        ``i18n_patterns`` URLs get that language's prefix; a model using
+        django-parler is switched to that language for the call. None
+        (logged by the caller) when it does not reverse.
+        """
+        set_language = getattr(item, "set_current_language", None)
+        previous = item.get_current_language() if set_language is not None else None
+        try:
+            with translation.override(language):
+                if set_language is not None:
+                    set_language(language)
+                return self.location(item)
+        except NoReverseMatch:
+            return None
+        finally:
+            if set_language is not None:
+                set_language(previous)
+
+    def _render(self, rows: Sequence[Row], site: SiteContext) -> Iterator[str]:
+        """The ``<url>`` entries of a batch of rows, extension data fetched once.
+
+        Each extension's ``children`` are written in every entry of the item;
+        an extension that gives an item several entries (``versions``, as
+        hreflang does) replaces the item's one location with them.
+        """
+        fetched = [ext.fetch(self, [row[0] for row in rows]) for ext in self.extensions]
+        for position, (item, url, lastmod, values) in enumerate(rows):
+            children = ""
+            versions: Sequence[tuple[str, str]] | None = None
+            for ext, data in zip(self.extensions, fetched):
+                children += ext.children(self, item, data[position], site)
+                if versions is None:
+                    versions = ext.versions(
+                        self, item, data[position], site, self._locator(item, values)
+                    )
+            if versions is None:
+                versions = () if url is None else ((url, ""),)
+            changefreq = self.get_changefreq(item)
+            priority = self.get_priority(item)
+            for version_url, version_children in versions:
+                entry = self._entry(
+                    item,
+                    version_url,
+                    lastmod,
+                    version_children + children,
+                    changefreq=changefreq,
+                    priority=priority,
+                )
+                if entry is not None:
+                    yield entry
+
+    def _locator(self, item: Any, values: Sequence[Any] | None) -> Callable[[str], str | None]:
+        return lambda language: self.location_in(language, item, values)
 
     def entry_budget(self) -> int:
         """The most bytes one ``<url>`` entry may take (see ``urls_per_file``)."""
@@ -227,12 +303,17 @@ class Section:
 
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
         items = self._all_items()
-        size = self.urls_per_file()
+        size = self.items_per_file()
+        per_item = self.urls_per_item()
         pages = []
         for start in range(0, len(items), size):
             chunk = items[start : start + size]
             pages.append(
-                PageInfo(start // size + 1, latest([self.lastmod(i) for i in chunk]), len(chunk))
+                PageInfo(
+                    start // size + 1,
+                    latest([self.lastmod(i) for i in chunk]),
+                    len(chunk) * per_item,
+                )
             )
         return pages
 
@@ -243,20 +324,14 @@ class Section:
         return None
 
     def page_entries(self, number: int, site: SiteContext) -> Iterator[str]:
-        size = self.urls_per_file()
+        size = self.items_per_file()
         items = self._all_items()[(number - 1) * size : number * size]
-        for item, children in self._with_children(items, site):
-            url = self._location_url(item, site)
-            entry = self._entry(
-                item,
-                url,
-                format_w3c(self.lastmod(item)),
-                children,
-                changefreq=self.get_changefreq(item),
-                priority=self.get_priority(item),
-            )
-            if entry is not None:
-                yield entry
+        for start in range(0, len(items), BATCH_ROWS):
+            rows: list[Row] = [
+                (item, self._location_url(item, site), format_w3c(self.lastmod(item)), None)
+                for item in items[start : start + BATCH_ROWS]
+            ]
+            yield from self._render(rows, site)
 
     def page_locations(self, number: int, site: SiteContext) -> Iterator[str]:
         """The absolute URLs of a page, for the text sitemap."""
@@ -338,9 +413,10 @@ class ModelSection(Section):
         return slugify(str(self.get_model()._meta.verbose_name_plural))
 
     def get_queryset(self) -> models.QuerySet[Any]:
-        if self.queryset is not None:
-            return self.queryset.all()
-        return self.get_model()._default_manager.all()
+        queryset: models.QuerySet[Any] = (
+            self.queryset if self.queryset is not None else self.get_model()._default_manager
+        ).all()
+        return queryset
 
     @property
     def lastmod_spec(self) -> LastmodSpec:
@@ -356,7 +432,7 @@ class ModelSection(Section):
         return self._template
 
     def _pk_range(self, number: int) -> dict[str, int]:
-        width = self.urls_per_file()
+        width = self.items_per_file()
         if number == 1:
             return {"pk__lte": width}
         return {"pk__gt": (number - 1) * width, "pk__lte": number * width}
@@ -376,7 +452,7 @@ class ModelSection(Section):
         so a section's index costs a constant number of queries.
         """
         self._check_integer_pk()
-        base = queryset.order_by().annotate(_sitemaps_page=_PkPage(self.urls_per_file()))
+        base = queryset.order_by().annotate(_sitemaps_page=_PkPage(self.items_per_file()))
         base = base.values("_sitemaps_page")
         groups = self.lastmod_spec.page_aggregates()
         counts: dict[int, int] = {}
@@ -394,8 +470,10 @@ class ModelSection(Section):
                 continue
             for row in base.annotate(_m=Max(paths[0].path)):
                 lastmods.setdefault(row["_sitemaps_page"], []).append(row["_m"])
+        per_item = self.urls_per_item()
         return {
-            page: (count, latest(lastmods.get(page, []))) for page, count in sorted(counts.items())
+            page: (count * per_item, latest(lastmods.get(page, [])))
+            for page, count in sorted(counts.items())
         }
 
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
@@ -414,28 +492,40 @@ class ModelSection(Section):
         return PageInfo(number, lastmod, count)
 
     def _page_queryset(self, number: int) -> models.QuerySet[Any]:
-        return self.get_queryset().filter(**self._pk_range(number)).order_by("pk")
+        page: models.QuerySet[Any] = self.get_queryset().filter(**self._pk_range(number))
+        ordered: models.QuerySet[Any] = page.order_by("pk")
+        return ordered
 
     def page_entries(self, number: int, site: SiteContext) -> Iterator[str]:
         for batch in self._page_batches(number, site):
-            for (key, url, lastmod), children in zip(
-                batch, self._with_children([key for key, _, _ in batch], site)
-            ):
-                entry = self._entry(
-                    key,
-                    url,
-                    lastmod,
-                    children[1],
-                    changefreq=self.get_changefreq(key),
-                    priority=self.get_priority(key),
-                )
-                if entry is not None:
-                    yield entry
+            yield from self._render(batch, site)
 
-    def _page_batches(
-        self, number: int, site: SiteContext
-    ) -> Iterator[list[tuple[Any, str | None, str | None]]]:
-        """The page's rows as (item, absolute URL or None, lastmod text), in batches.
+    def location_in(
+        self, language: str, item: Any, values: Sequence[Any] | None = None
+    ) -> str | None:
+        # The fast path: the URL pattern reversed once per language.
+        if values is None:
+            return super().location_in(language, item, values)
+        template = self._language_templates().get(language)
+        if template is None:
+            with translation.override(language):
+                template = LocationTemplate(self.url_name or "", self.url_kwargs)
+            self._language_templates()[language] = template
+        try:
+            with translation.override(language):
+                return template.path(values)
+        except NoReverseMatch:
+            return None
+
+    def _language_templates(self) -> dict[str, LocationTemplate]:
+        templates: dict[str, LocationTemplate] | None = self.__dict__.get("_templates_by_language")
+        if templates is None:
+            templates = self.__dict__["_templates_by_language"] = {}
+        return templates
+
+    def _page_batches(self, number: int, site: SiteContext) -> Iterator[list[Row]]:
+        """The page's rows as (item, absolute URL or None, lastmod text, kwarg
+        values or None), in batches.
 
         The item is the primary key on the fast path (``url_name``), where no
         model instance is built, and the instance otherwise.
@@ -447,7 +537,7 @@ class ModelSection(Section):
             (spec.text_expression() if in_sql else spec.row_expression()) if spec else None
         )
         template = self.location_template()
-        batch: list[tuple[Any, str | None, str | None]] = []
+        batch: list[Row] = []
         if template is not None:
             fields = [self.url_kwargs[name] for name in template.kwarg_names]
             columns: list[Any] = ["pk", *fields]
@@ -463,7 +553,7 @@ class ModelSection(Section):
                         row[0], f"does not reverse {self.url_name!r} with {row[1 : 1 + width]!r}"
                     )
                     url = None
-                batch.append((row[0], url, lastmod))
+                batch.append((row[0], url, lastmod, row[1 : 1 + width]))
                 if len(batch) >= BATCH_ROWS:
                     yield batch
                     batch = []
@@ -473,7 +563,7 @@ class ModelSection(Section):
             for obj in queryset.iterator(chunk_size=BATCH_ROWS):
                 raw = getattr(obj, "_sitemaps_lastmod", None)
                 lastmod = raw if in_sql else format_w3c(raw)
-                batch.append((obj, self._location_url(obj, site), lastmod))
+                batch.append((obj, self._location_url(obj, site), lastmod, None))
                 if len(batch) >= BATCH_ROWS:
                     yield batch
                     batch = []
@@ -497,7 +587,7 @@ class ContribSection(Section):
 
     XHTML_PREFIX: ClassVar[str] = "xhtml"
 
-    def __init__(self, sitemap: Sitemap, **options: Any) -> None:
+    def __init__(self, sitemap: Sitemap[Any], **options: Any) -> None:
         super().__init__(**options)
         self.sitemap = sitemap
 
@@ -523,11 +613,10 @@ class ContribSection(Section):
         return {}
 
     def _urls(self, number: int, site: SiteContext) -> list[dict[str, Any]]:
-        fake_site = SimpleNamespace(domain=site.netloc)
+        # get_urls() reads only ``site.domain``.
+        fake_site: Any = SimpleNamespace(domain=site.netloc)
         urls: list[dict[str, Any]] = self.sitemap.get_urls(
-            page=number,
-            site=fake_site,
-            protocol=site.scheme,  # type: ignore[arg-type]
+            page=number, site=fake_site, protocol=site.scheme
         )
         return urls
 
