@@ -1,0 +1,740 @@
+"""The core engine's benchmark: django-sitemaps-plus beside django.contrib.sitemaps.
+
+One process per database measures, on the same seeded data:
+
+1. one 50,000-URL page: contrib's ``Sitemap`` (queryset, ``lastmod()``
+   method), the naive floor (one cursor fetch of slug and updated_at, bytes
+   built with ``str.join``), the same floor with the date formatted in SQL,
+   and ours (``url_name`` fast path) with lastmod from ``updated_at`` and from
+   ``updated_at`` + ``comments__created_at``;
+2. our last full page against our page 1 (keyset pagination);
+3. the index: ours (true per-file lastmod) against contrib's index of the
+   sitemap with a ``lastmod()`` method and of a ``GenericSitemap``.
+
+Every view is called through Django's test client, consuming the streamed
+body. Times are the median of ``--repeat`` runs after one warm-up run (which
+also counts the queries); memory is the tracemalloc peak during one request
+and, in a fresh subprocess per case, the growth of the peak RSS over idle.
+
+    python -m bench.bench_core --db sqlite --rows 1000000
+    python -m bench.bench_core --db postgres --rows 1000000
+    python -m bench.bench_core --db sqlite --rows 60000 --repeat 1   # smoke
+
+Results are printed and written to ``bench/results/core-<db>-<rows>.{md,json}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+RESULTS_DIR = BENCH_DIR / "results"
+PG_DEFAULT = "postgres://postgres@127.0.0.1:5432/sitemaps_plus_bench_{rows}"
+HOST = "http://testserver"
+
+
+# Setup -------------------------------------------------------------------------
+
+
+def configure(db: str, rows: int, limit: int) -> None:
+    """Point the settings at the benchmark database, then set Django up."""
+    os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
+    os.environ["BENCH_LIMIT"] = str(limit)
+    if not os.environ.get("DATABASE_URL"):
+        if db == "postgres":
+            os.environ["DATABASE_URL"] = PG_DEFAULT.format(rows=rows)
+        else:
+            RESULTS_DIR.mkdir(exist_ok=True)
+            os.environ["DATABASE_URL"] = f"sqlite:///{RESULTS_DIR / f'bench-{rows}.sqlite3'}"
+    if os.environ["DATABASE_URL"].startswith(("postgres", "pgsql")):
+        _create_pg_database(os.environ["DATABASE_URL"])
+    import django
+
+    django.setup()
+
+
+def _create_pg_database(url: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    name = url.rsplit("/", 1)[1].split("?", 1)[0]
+    admin = url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def prepare(rows: int, reseed: bool) -> dict[str, Any]:
+    """Migrate and seed (unless the tables already hold this data set)."""
+    from django.core.management import call_command
+
+    from bench import seed
+
+    call_command("migrate", verbosity=0)
+    if not reseed and seed.is_seeded(rows):
+        return {"reused": True}
+    timings = seed.seed(rows)
+    return {"reused": False, **{k: round(v, 2) for k, v in timings.items()}}
+
+
+def machine() -> dict[str, str]:
+    import django
+    from django.db import connection
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SHOW server_version")
+            db_version = f"PostgreSQL {cursor.fetchone()[0]}"
+        else:
+            cursor.execute("SELECT sqlite_version()")
+            db_version = f"SQLite {cursor.fetchone()[0]}"
+    memory = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        memory = f"{kb / 1024 / 1024:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return {
+        "cpu": f"{cpu} x {os.cpu_count()}",
+        "memory": memory,
+        "python": platform.python_version(),
+        "django": django.get_version(),
+        "database": db_version,
+    }
+
+
+# Requests ----------------------------------------------------------------------
+
+
+def client() -> Any:
+    from django.test import Client
+
+    return Client(raise_request_exception=True)
+
+
+def consume(response: Any) -> int:
+    """Read the body as a WSGI server would; its length in bytes."""
+    assert response.status_code == 200, response.status_code
+    if response.streaming:
+        return sum(len(chunk) for chunk in response.streaming_content)
+    return len(response.content)
+
+
+def body(path: str) -> bytes:
+    response = client().get(path)
+    assert response.status_code == 200, (path, response.status_code)
+    if response.streaming:
+        return b"".join(response.streaming_content)
+    return bytes(response.content)
+
+
+@contextmanager
+def only_sections(names: tuple[str, ...] | None) -> Iterator[None]:
+    """Register only ``names`` for the duration (ours index lists every section)."""
+    from django_sitemaps_plus.registry import site
+
+    if names is None:
+        yield
+        return
+    saved = dict(site._registry)
+    site._registry.clear()
+    site._registry.update({name: saved[name] for name in names})
+    try:
+        yield
+    finally:
+        site._registry.clear()
+        site._registry.update(saved)
+
+
+# The floors ---------------------------------------------------------------------
+
+HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+TAIL = "</urlset>\n"
+
+
+def _page_rows(page: int, limit: int, lastmod_sql: str) -> list[tuple[Any, ...]]:
+    from django.db import connection
+
+    from bench.benchapp.models import Article
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT slug, {lastmod_sql} FROM {Article._meta.db_table} "
+            "WHERE is_published AND id > %s AND id <= %s ORDER BY id",
+            [(page - 1) * limit, page * limit],
+        )
+        return cursor.fetchall()
+
+
+def naive_floor(page: int, limit: int) -> bytes:
+    """One cursor fetch of slug and updated_at; the date formatted in Python."""
+    rows = _page_rows(page, limit, "updated_at")
+    base = f"{HOST}/articles/"
+    return (
+        HEAD
+        + "".join(
+            [
+                f"<url><loc>{base}{slug}/</loc><lastmod>{updated:%Y-%m-%dT%H:%M:%SZ}</lastmod></url>\n"
+                for slug, updated in rows
+            ]
+        )
+        + TAIL
+    ).encode()
+
+
+def sql_floor(page: int, limit: int) -> bytes:
+    """The same, with the W3C date text formatted by the database."""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        lastmod = "to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+    else:
+        lastmod = "strftime('%%Y-%%m-%%dT%%H:%%M:%%SZ', updated_at)"
+    rows = _page_rows(page, limit, lastmod)
+    base = f"{HOST}/articles/"
+    return (
+        HEAD
+        + "".join(
+            [
+                f"<url><loc>{base}{slug}/</loc><lastmod>{updated}</lastmod></url>\n"
+                for slug, updated in rows
+            ]
+        )
+        + TAIL
+    ).encode()
+
+
+# Cases --------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    key: str
+    label: str
+    group: str  # "page", "pagination", "index"
+    path: str | None = None  # a view, through the test client
+    func: Callable[[], bytes] | None = None  # a floor, called directly
+    sections: tuple[str, ...] | None = None
+    slow: bool = False
+    times: list[float] = field(default_factory=list)
+    queries: int | None = None
+    size: int = 0
+    tracemalloc_peak: int | None = None
+    rss_delta: int | None = None
+
+    def run(self, c: Any) -> int:
+        if self.func is not None:
+            return len(self.func())
+        assert self.path is not None
+        with only_sections(self.sections):
+            return consume(c.get(self.path))
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+
+def cases(rows: int, limit: int) -> list[Case]:
+    last = max(1, rows // limit)
+    return [
+        Case(
+            "contrib-page",
+            "contrib Sitemap, lastmod() method",
+            "page",
+            path="/contrib/sitemap-articles.xml?p=1",
+        ),
+        Case(
+            "naive-floor",
+            "naive floor (cursor + str.join)",
+            "page",
+            func=lambda: naive_floor(1, limit),
+        ),
+        Case("sql-floor", "floor, date formatted in SQL", "page", func=lambda: sql_floor(1, limit)),
+        Case("ours-page", "ours, lastmod updated_at", "page", path="/sitemap-articles-1.xml"),
+        Case(
+            "ours-page-comments",
+            "ours, lastmod updated_at + comments__created_at",
+            "page",
+            path="/sitemap-articles-comments-1.xml",
+        ),
+        Case(
+            "ours-page-last",
+            f"ours, page {last} (updated_at)",
+            "pagination",
+            path=f"/sitemap-articles-{last}.xml",
+        ),
+        Case(
+            "ours-index",
+            "ours, true per-file lastmod (updated_at)",
+            "index",
+            path="/sitemap.xml",
+            sections=("articles",),
+        ),
+        Case(
+            "ours-index-comments",
+            "ours, true per-file lastmod (+ comments)",
+            "index",
+            path="/sitemap.xml",
+            sections=("articles-comments",),
+        ),
+        Case(
+            "contrib-index",
+            "contrib, Sitemap with lastmod() method",
+            "index",
+            path="/contrib/sitemap.xml",
+            slow=True,
+        ),
+        Case(
+            "contrib-generic-index",
+            "contrib, GenericSitemap (lastmod wrong)",
+            "index",
+            path="/contrib/generic/sitemap.xml",
+        ),
+    ]
+
+
+def time_case(case: Case, repeat: int) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    c = client()
+    with CaptureQueriesContext(connection) as captured:
+        case.size = case.run(c)  # warm-up, and the query count
+    case.queries = None if case.func is not None else len(captured.captured_queries)
+    for _ in range(repeat):
+        gc.collect()
+        started = time.perf_counter()
+        case.run(c)
+        case.times.append(time.perf_counter() - started)
+
+
+def tracemalloc_case(case: Case) -> None:
+    c = client()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        case.run(c)
+        case.tracemalloc_peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def rss_probe(key: str, rows: int, limit: int) -> dict[str, int]:
+    """In a fresh process: the peak RSS growth (bytes) of one request over idle."""
+    case = next(c for c in cases(rows, limit) if c.key == key)
+    from django.db import connection
+
+    c = client()
+    connection.ensure_connection()
+    c.get("/articles/warm-up/")  # the handler, URLconf and sections are loaded
+    gc.collect()
+    idle = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    case.run(c)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"idle": idle * 1024, "delta": (peak - idle) * 1024}
+
+
+def rss_case(case: Case, args: argparse.Namespace) -> None:
+    command = [
+        sys.executable,
+        "-m",
+        "bench.bench_core",
+        "--db",
+        args.db,
+        "--rows",
+        str(args.rows),
+        "--limit",
+        str(args.limit),
+        "--rss-probe",
+        case.key,
+    ]
+    out = subprocess.run(
+        command, check=True, capture_output=True, text=True, cwd=BENCH_DIR.parent, env=os.environ
+    )
+    case.rss_delta = json.loads(out.stdout.strip().splitlines()[-1])["delta"]
+
+
+# Verification ------------------------------------------------------------------
+
+URL_RE = re.compile(r"<url><loc>([^<]*)</loc>(?:<lastmod>([^<]*)</lastmod>)?")
+CONTRIB_URL_RE = re.compile(r"<url><loc>([^<]*)</loc>(?:<lastmod>([^<]*)</lastmod>)?")
+INDEX_RE = re.compile(r"<sitemap><loc>([^<]*)</loc>(?:<lastmod>([^<]*)</lastmod>)?</sitemap>")
+
+
+def _urls(xml: bytes) -> list[tuple[str, str | None]]:
+    # contrib's template puts whitespace between elements: drop it first.
+    text = re.sub(r">\s+<", "><", xml.decode())
+    return [(m[1], m[2]) for m in URL_RE.finditer(text)]
+
+
+def _our_files(section: str) -> list[dict[str, Any]]:
+    """Our index's files of ``section`` with their lastmod and their URLs."""
+    with only_sections((section,)):
+        index = body("/sitemap.xml").decode()
+    files = []
+    for loc, lastmod in INDEX_RE.findall(index):
+        urls = _urls(body(loc.removeprefix(HOST)))
+        files.append(
+            {
+                "loc": loc,
+                "lastmod": lastmod or None,
+                "max_in_file": max((m for _, m in urls if m), default=None),
+                "urls": urls,
+            }
+        )
+    return files
+
+
+def _contrib_urls(limit: int, pages: int) -> list[tuple[str, str | None]]:
+    urls: list[tuple[str, str | None]] = []
+    for page in range(1, pages + 1):
+        urls += _urls(body(f"/contrib/sitemap-articles.xml?p={page}"))
+    return urls
+
+
+def verify(rows: int, limit: int, full: bool) -> dict[str, Any]:
+    """Check ours against contrib and the floors; raise AssertionError on a mismatch.
+
+    ``full``: every page and file (small data sets); else page 1 and the index.
+    """
+    from django.db.models import Max
+
+    from bench.benchapp.models import Article
+
+    report: dict[str, Any] = {}
+    ours_page1 = body("/sitemap-articles-1.xml")
+    report["floors_equal_ours"] = (
+        naive_floor(1, limit) == ours_page1 and sql_floor(1, limit) == ours_page1
+    )
+    assert report["floors_equal_ours"], "the floors' bytes differ from our page 1"
+
+    pages = -(-rows // limit) if full else 1
+    contrib = _contrib_urls(limit, pages)
+    if full:
+        files = _our_files("articles")
+        ours = [u for f in files for u in f["urls"]]
+    else:
+        ours = _urls(ours_page1)
+        with only_sections(("articles",)):
+            index = INDEX_RE.findall(body("/sitemap.xml").decode())
+        files = [
+            {
+                "loc": index[0][0],
+                "lastmod": index[0][1],
+                "max_in_file": max(m for _, m in ours if m),
+            }
+        ]
+    report["ours_urls"] = len(ours)
+    report["contrib_urls"] = len(contrib)
+    report["same_urls"] = {u for u, _ in ours} == {u for u, _ in contrib}
+    # contrib's template writes dates only ("Y-m-d"); ours full UTC datetimes.
+    contrib_dates = dict(contrib)
+    report["same_lastmod_dates"] = all(
+        (m or "")[:10] == (contrib_dates.get(u) or "") for u, m in ours
+    )
+    report["index_files"] = [
+        {
+            "section": "articles",
+            "loc": f["loc"],
+            "lastmod": f["lastmod"],
+            "max_in_file": f["max_in_file"],
+        }
+        for f in files
+    ]
+    if full:
+        # With comments: each URL's lastmod is the latest of updated_at and
+        # its comments' created_at, computed here with the ORM.
+        comment_files = _our_files("articles-comments")
+        expected = {
+            f"{HOST}/articles/{slug}/": max(u, c) if c else u
+            for slug, u, c in Article.objects.annotate(c=Max("comments__created_at"))
+            .values_list("slug", "updated_at", "c")
+            .iterator()
+        }
+        report["comments_lastmod_correct"] = all(
+            m == expected[u].strftime("%Y-%m-%dT%H:%M:%SZ")
+            for f in comment_files
+            for u, m in f["urls"]
+        )
+        report["index_files"] += [
+            {
+                "section": "articles-comments",
+                "loc": f["loc"],
+                "lastmod": f["lastmod"],
+                "max_in_file": f["max_in_file"],
+            }
+            for f in comment_files
+        ]
+        if rows <= 10_000:
+            report["ours_url_list"] = sorted(u for u, _ in ours)
+            report["contrib_url_list"] = sorted(u for u, _ in contrib)
+    for key in ("same_urls", "same_lastmod_dates", "comments_lastmod_correct"):
+        assert report.get(key, True), f"verification failed: {key}"
+    for f in report["index_files"]:
+        assert f["lastmod"] == f["max_in_file"], f"index lastmod of {f['loc']} is not its max"
+    return report
+
+
+# Report ------------------------------------------------------------------------
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.0f} ms" if seconds >= 0.0095 else f"{seconds * 1000:.1f} ms"
+
+
+def _mb(value: int | None) -> str:
+    return "-" if value is None else f"{value / 1024 / 1024:.1f} MB"
+
+
+def markdown(result: dict[str, Any], measured: list[Case]) -> str:
+    by_key = {c.key: c for c in measured}
+    contrib = by_key.get("contrib-page")
+    naive = by_key.get("naive-floor")
+    floor = by_key.get("sql-floor")
+    lines = [
+        f"### {result['machine']['database']}, {result['rows']:,} rows",
+        "",
+        f"{result['machine']['cpu']}, {result['machine']['memory']}; Python "
+        f"{result['machine']['python']}, Django {result['machine']['django']}. Median of "
+        f"{result['repeat']} runs (contrib's lastmod index: {result['slow_repeat']}) after a "
+        "warm-up run; memory: tracemalloc peak during one request / growth of peak RSS "
+        "over idle in a fresh process.",
+        "",
+        "**One 50,000-URL page**",
+        "",
+        "| | median | vs contrib | vs naive floor | vs SQL floor | queries "
+        "| tracemalloc peak | RSS growth |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for case in measured:
+        if case.group != "page":
+            continue
+        vs_contrib = f"{contrib.median / case.median:.1f}x faster" if contrib else "-"
+        if case is contrib:
+            vs_contrib = "1x"
+        lines.append(
+            f"| {case.label} | {_ms(case.median)} | {vs_contrib} | "
+            f"{case.median / naive.median:.2f}x | {case.median / floor.median:.2f}x | "
+            f"{'-' if case.queries is None else case.queries} | "
+            f"{_mb(case.tracemalloc_peak)} | {_mb(case.rss_delta)} |"
+            if naive and floor
+            else f"| {case.label} | {_ms(case.median)} | {vs_contrib} | | | | | |"
+        )
+    first = by_key.get("ours-page")
+    last = by_key.get("ours-page-last")
+    if first and last:
+        lines += [
+            "",
+            "**Keyset pagination: last page vs page 1**",
+            "",
+            "| | median | vs page 1 | queries |",
+            "|---|--:|--:|--:|",
+            f"| {first.label} (page 1) | {_ms(first.median)} | 1x | {first.queries} |",
+            f"| {last.label} | {_ms(last.median)} | {last.median / first.median:.2f}x | "
+            f"{last.queries} |",
+        ]
+    index_cases = [c for c in measured if c.group == "index"]
+    slow = by_key.get("contrib-index")
+    generic = by_key.get("contrib-generic-index")
+    if index_cases:
+        lines += [
+            "",
+            f"**The index of {result['rows']:,} rows ({result['files']} files)**",
+            "",
+            "| | median | vs contrib with lastmod() | vs GenericSitemap | queries "
+            "| tracemalloc peak | RSS growth |",
+            "|---|--:|--:|--:|--:|--:|--:|",
+        ]
+        for case in index_cases:
+            lines.append(
+                f"| {case.label} | {_ms(case.median)} | "
+                f"{f'{slow.median / case.median:.1f}x faster' if slow else '-'} | "
+                f"{f'{case.median / generic.median:.2f}x' if generic else '-'} | "
+                f"{case.queries} | {_mb(case.tracemalloc_peak)} | {_mb(case.rss_delta)} |"
+            )
+    seed = result.get("seed", {})
+    if not seed.get("reused", True):
+        lines += ["", f"Seeding: load {seed['load']:.1f} s, analyze {seed['analyze']:.1f} s."]
+    if "verify" in result:
+        v = result["verify"]
+        lines += [
+            "",
+            f"Checked: ours lists the same URLs as contrib ({v['ours_urls']:,} compared), with "
+            "the same lastmod dates; the floors' bytes equal our page 1; each index lastmod "
+            "is the latest lastmod in its file.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+# Main --------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.bench_core",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--db",
+        choices=["sqlite", "postgres"],
+        default="sqlite",
+        help="database (DATABASE_URL overrides the default URL of each)",
+    )
+    parser.add_argument("--rows", type=int, default=1_000_000, help="articles (default 1,000,000)")
+    parser.add_argument("--limit", type=int, default=50_000, help="URLs per file (default 50,000)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per case (default 5)")
+    parser.add_argument(
+        "--slow-repeat",
+        type=int,
+        default=3,
+        help="timed runs of contrib's lastmod() index (default 3)",
+    )
+    parser.add_argument("--only", nargs="*", help="case keys to run (default: all)")
+    parser.add_argument("--no-memory", action="store_true", help="skip the memory runs")
+    parser.add_argument(
+        "--verify",
+        choices=["auto", "full", "page", "none"],
+        default="auto",
+        help="check ours against contrib: every page (full, the default up to "
+        "100,000 rows) or page 1 and the index (page)",
+    )
+    parser.add_argument("--reseed", action="store_true", help="reload the data even if present")
+    parser.add_argument(
+        "--profile",
+        metavar="CASE",
+        help="profile one case with pyinstrument instead of benchmarking",
+    )
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--rss-probe", help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    configure(args.db, args.rows, args.limit)
+    if args.rss_probe:
+        print(json.dumps(rss_probe(args.rss_probe, args.rows, args.limit)))
+        return 0
+
+    from django.db import connection
+
+    from django_sitemaps_plus.registry import site
+
+    for name in ("articles", "articles-comments"):
+        section = site.get(name)
+        assert section is not None and section.urls_per_file() == args.limit, (
+            f"section {name!r} holds {section and section.urls_per_file()} URLs per file, "
+            f"not {args.limit}: lower its max_loc_length"
+        )
+    started = time.perf_counter()
+    result: dict[str, Any] = {
+        "db": connection.vendor,
+        "rows": args.rows,
+        "limit": args.limit,
+        "files": -(-args.rows // args.limit),
+        "repeat": args.repeat,
+        "slow_repeat": args.slow_repeat,
+        "seed": prepare(args.rows, args.reseed),
+        "machine": machine(),
+    }
+    print(
+        f"# {result['machine']['database']}, {args.rows:,} rows, seed: {result['seed']}", flush=True
+    )
+    selected = [c for c in cases(args.rows, args.limit) if not args.only or c.key in args.only]
+
+    if args.profile:
+        return profile(next(c for c in selected if c.key == args.profile), args)
+
+    mode = args.verify
+    if mode == "auto":
+        mode = "full" if args.rows <= 100_000 else "page"
+    if mode != "none":
+        result["verify"] = verify(args.rows, args.limit, full=mode == "full")
+        print(f"verified ({mode}): {result['verify']['ours_urls']:,} URLs", flush=True)
+
+    for case in selected:
+        time_case(case, args.slow_repeat if case.slow else args.repeat)
+        print(f"{case.key:24} median {_ms(case.median):>10}  queries {case.queries}", flush=True)
+    if not args.no_memory:
+        for case in selected:
+            tracemalloc_case(case)
+            rss_case(case, args)
+            print(
+                f"{case.key:24} tracemalloc {_mb(case.tracemalloc_peak):>9}  "
+                f"RSS +{_mb(case.rss_delta):>9}",
+                flush=True,
+            )
+
+    result["cases"] = {
+        c.key: {
+            "label": c.label,
+            "group": c.group,
+            "times_ms": [round(t * 1000, 2) for t in c.times],
+            "median_ms": round(c.median * 1000, 2),
+            "queries": c.queries,
+            "bytes": c.size,
+            "tracemalloc_peak": c.tracemalloc_peak,
+            "rss_delta": c.rss_delta,
+        }
+        for c in selected
+    }
+    result["elapsed_s"] = round(time.perf_counter() - started, 1)
+    table = markdown(result, selected)
+    print()
+    print(table)
+    RESULTS_DIR.mkdir(exist_ok=True)
+    stem = RESULTS_DIR / f"core-{args.db}-{args.rows}"
+    stem.with_suffix(".md").write_text(table)
+    text = json.dumps(result, indent=1, default=str)
+    stem.with_suffix(".json").write_text(text)
+    if args.json:
+        args.json.write_text(text)
+    return 0
+
+
+def profile(case: Case, args: argparse.Namespace) -> int:
+    from pyinstrument import Profiler
+
+    c = client()
+    case.run(c)
+    profiler = Profiler(interval=0.0005)
+    with profiler:
+        for _ in range(max(1, args.repeat)):
+            case.run(c)
+    print(profiler.output_text(unicode=True, color=False, show_all=False))
+    RESULTS_DIR.mkdir(exist_ok=True)
+    out = RESULTS_DIR / f"profile-{args.db}-{case.key}.html"
+    out.write_text(profiler.output_html())
+    print(f"written {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
