@@ -1,0 +1,293 @@
+"""``validate()``: one target (bytes, a file, stdin, a URL) and, for an index,
+the sitemaps it lists; ``validate_site()``: this site's own sitemaps."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import IO, Union
+from urllib.parse import unquote, urlsplit
+
+from django_sitemaps_plus import protocol
+from django_sitemaps_plus.validation import parser
+from django_sitemaps_plus.validation.fetch import (
+    CHUNK_SIZE,
+    DjangoClientFetcher,
+    Fetcher,
+    FetchError,
+    HttpFetcher,
+)
+from django_sitemaps_plus.validation.report import (
+    DEFAULT_MAX_FINDINGS,
+    FailLevel,
+    FileReport,
+    Report,
+)
+from django_sitemaps_plus.validation.rules import RULES
+from django_sitemaps_plus.validation.stream import Payload
+
+Target = Union[bytes, str, "os.PathLike[str]", IO[bytes]]
+
+#: Content types a sitemap may be served with (xml, gzip, text); parameters ignored.
+ACCEPTED_CONTENT_TYPES = frozenset(
+    {
+        "application/xml",
+        "text/xml",
+        "application/gzip",
+        "application/x-gzip",
+        "application/octet-stream",
+        "text/plain",
+    }
+)
+
+
+class UnreadableTarget(Exception):
+    """The target itself cannot be read (missing file, network error, non-200)."""
+
+
+class _Run:
+    def __init__(
+        self,
+        *,
+        follow: bool,
+        ignore: Iterable[str],
+        max_findings: int | None,
+        fetcher: Fetcher | None,
+        now: dt.datetime | None,
+    ) -> None:
+        self.follow = follow
+        self.ignored = frozenset(ignore)
+        unknown = self.ignored - RULES.keys()
+        if unknown:
+            raise ValueError(f"unknown rule id(s): {', '.join(sorted(unknown))}")
+        self.max_findings = max_findings
+        self._fetcher = fetcher
+        self.now = now or dt.datetime.now(dt.timezone.utc)
+        self.report = Report()
+        self.visited: dict[str, str | None] = {}
+
+    @property
+    def fetcher(self) -> Fetcher:
+        if self._fetcher is None:
+            self._fetcher = HttpFetcher()
+        return self._fetcher
+
+    def new_file(self, target: str) -> FileReport:
+        file = FileReport(target, max_findings=self.max_findings, ignored=self.ignored)
+        self.report.files.append(file)
+        return file
+
+    def check(
+        self, chunks: Iterable[bytes], file: FileReport, file_url: str | None
+    ) -> list[tuple[str, int]]:
+        context = parser.Context(file_url=file_url, now=self.now)
+        payload = Payload(chunks, file)
+        parser.check(payload, file, context)
+        file.uncompressed_bytes = payload.total
+        return context.children
+
+    def open_url(
+        self, url: str, file: FileReport
+    ) -> tuple[Iterator[bytes], str, Callable[[], None]]:
+        fetched = self.fetcher.fetch(url)
+        for status, source, target in fetched.redirects:
+            file.add("SM701", f"HTTP {status} from {source} to {target}", url=source)
+        content_type = (fetched.content_type or "").split(";")[0].strip().lower()
+        if content_type not in ACCEPTED_CONTENT_TYPES and not content_type.endswith("+xml"):
+            file.add("SM702", f"Content-Type {fetched.content_type or '(none)'}", url=url)
+        return fetched.chunks, fetched.final_url, fetched.close
+
+    def validate_url(self, url: str, *, depth: int) -> FileReport:
+        file = self.new_file(url)
+        chunks, final_url, close = self.open_url(url, file)
+        try:
+            children = self.check(chunks, file, final_url)
+        finally:
+            close()
+        self.visited[url] = file.kind
+        self.follow_children(file, children, final_url, depth=depth, local_directory=None)
+        return file
+
+    def follow_children(
+        self,
+        file: FileReport,
+        children: list[tuple[str, int]],
+        index_url: str | None,
+        *,
+        depth: int,
+        local_directory: Path | None,
+    ) -> None:
+        if not self.follow or file.kind != "sitemapindex" or index_url is None:
+            return
+        index = urlsplit(index_url)
+        directory = index.path[: index.path.rfind("/") + 1] or "/"
+        for loc, line in children:
+            child = urlsplit(loc)
+            if (child.scheme, child.netloc.lower()) != (index.scheme, index.netloc.lower()):
+                continue  # reported as SM310; never fetch another host on an index's word
+            if not (child.path or "/").startswith(directory):
+                continue  # SM312
+            if loc in self.visited:
+                if self.visited[loc] == "sitemapindex":
+                    file.add("SM602", "lists an index (already validated)", line=line, url=loc)
+                continue
+            if depth >= protocol.MAX_INDEX_DEPTH:
+                continue
+            self.visited[loc] = None
+            try:
+                if local_directory is not None:
+                    relative = unquote(child.path[len(directory) :])
+                    child_file = self.validate_path(
+                        local_directory / relative, published_at=loc, depth=depth + 1
+                    )
+                else:
+                    child_file = self.validate_url(loc, depth=depth + 1)
+            except (UnreadableTarget, FetchError, OSError) as exc:
+                file.add("SM601", str(exc), line=line, url=loc)
+                continue
+            if child_file.kind == "sitemapindex":
+                file.add("SM602", "lists another sitemap index", line=line, url=loc)
+
+    def validate_path(self, path: Path, *, published_at: str | None, depth: int) -> FileReport:
+        try:
+            handle = path.open("rb")
+        except OSError as exc:
+            raise UnreadableTarget(f"cannot read {path}: {exc.strerror or exc}") from exc
+        file = self.new_file(str(path))
+        with handle:
+            children = self.check(_read_chunks(handle), file, published_at)
+        if published_at:
+            self.visited[published_at] = file.kind
+        self.follow_children(file, children, published_at, depth=depth, local_directory=path.parent)
+        return file
+
+
+def _read_chunks(handle: IO[bytes]) -> Iterator[bytes]:
+    while chunk := handle.read(CHUNK_SIZE):
+        yield chunk
+
+
+def _is_url(value: str) -> bool:
+    return value.startswith(("http://", "https://"))
+
+
+def validate(
+    target: Target,
+    *,
+    base_url: str | None = None,
+    follow: bool = True,
+    ignore: Iterable[str] = (),
+    max_findings: int | None = DEFAULT_MAX_FINDINGS,
+    fetcher: Fetcher | None = None,
+    now: dt.datetime | None = None,
+) -> Report:
+    """Validate a sitemap, a sitemap index (and what it lists) or a text sitemap.
+
+    ``target`` is the content (``bytes``), an open binary file (stdin), a path,
+    or an http(s) URL. ``base_url`` is the URL a local file or bytes are
+    published at: it enables the host and directory rules, and lets an index
+    on disk be followed to the files beside it. ``ignore`` drops rule ids,
+    ``max_findings`` bounds the findings kept per file (all are counted).
+    ``fetcher`` replaces urllib (e.g. ``DjangoClientFetcher``); ``now`` pins
+    the clock for the future-lastmod and news-window rules.
+
+    Raises ``UnreadableTarget`` when the target itself cannot be read.
+    """
+    run = _Run(follow=follow, ignore=ignore, max_findings=max_findings, fetcher=fetcher, now=now)
+    if isinstance(target, bytes):
+        file = run.new_file(base_url or "<bytes>")
+        children = run.check(iter((target,)), file, base_url)
+        run.follow_children(file, children, base_url, depth=1, local_directory=None)
+    elif isinstance(target, (str, os.PathLike)):
+        name = os.fspath(target)
+        if _is_url(name):
+            try:
+                run.validate_url(name, depth=1)
+            except FetchError as exc:
+                raise UnreadableTarget(str(exc)) from exc
+        else:
+            run.validate_path(Path(name), published_at=base_url, depth=1)
+    else:
+        file = run.new_file(base_url or getattr(target, "name", "<stream>"))
+        children = run.check(_read_chunks(target), file, base_url)
+        run.follow_children(file, children, base_url, depth=1, local_directory=None)
+    return run.report
+
+
+def site_index_url() -> str:
+    """The absolute URL of this site's index, from BASE_URL or the Sites framework."""
+    from django.urls import reverse
+
+    from django_sitemaps_plus.location import site_context
+
+    return site_context().absolute(reverse("sitemaps_plus:index"))
+
+
+def validate_site(
+    *,
+    follow: bool = True,
+    ignore: Iterable[str] = (),
+    max_findings: int | None = DEFAULT_MAX_FINDINGS,
+    now: dt.datetime | None = None,
+    include_text: bool = True,
+) -> Report:
+    """Validate this site's sitemaps, rendered in-process through the real views.
+
+    The index is fetched with ``DjangoClientFetcher`` and followed to every
+    section file; with ``include_text`` each file's ``.txt`` twin is checked too.
+    """
+    index_url = site_index_url()
+    fetcher = DjangoClientFetcher(index_url)
+    run = _Run(follow=follow, ignore=ignore, max_findings=max_findings, fetcher=fetcher, now=now)
+    try:
+        run.validate_url(index_url, depth=1)
+    except FetchError as exc:
+        raise UnreadableTarget(str(exc)) from exc
+    if include_text and follow:
+        for file in list(run.report.files):
+            if file.kind == "urlset" and file.target.endswith(".xml"):
+                text_url = file.target[: -len(".xml")] + ".txt"
+                try:
+                    run.validate_url(text_url, depth=protocol.MAX_INDEX_DEPTH)
+                except FetchError as exc:
+                    run.report.files[0].add("SM601", str(exc), url=text_url)
+    return run.report
+
+
+def assert_valid_sitemap(
+    target: Target | None = None,
+    *,
+    fail_level: FailLevel = "error",
+    **options: object,
+) -> Report:
+    """Validate ``target`` (or, when None, this site's sitemaps) and raise
+    ``AssertionError`` listing every finding at or above ``fail_level``.
+
+    Meant for a project's own tests::
+
+        def test_sitemaps(self):
+            assert_valid_sitemap()  # the whole site, in-process
+            assert_valid_sitemap(b"<urlset ...>", fail_level="warning")
+    """
+    report = (
+        validate_site(**options)  # type: ignore[arg-type]
+        if target is None
+        else validate(target, **options)  # type: ignore[arg-type]
+    )
+    if report.fails(fail_level):
+        findings = report.findings_at(fail_level)
+        lines = [
+            f"{file.target}: {finding}"
+            for file in report.files
+            for finding in file.findings
+            if finding in findings
+        ]
+        omitted = sum(file.omitted for file in report.files)
+        if omitted:
+            lines.append(f"... and {omitted} more not kept (max_findings)")
+        raise AssertionError(
+            f"sitemap validation failed at level {fail_level!r}:\n  " + "\n  ".join(lines)
+        )
+    return report

@@ -1,0 +1,168 @@
+"""Getting a sitemap's bytes: over HTTP, or from the site itself in-process.
+
+A fetcher answers one URL with status, headers and a body that is read
+lazily in chunks, so the size cap downstream bounds memory. Redirects are
+never followed silently: each hop is recorded, so the report can say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+from urllib.parse import urljoin, urlsplit
+
+if TYPE_CHECKING:
+    import urllib.request
+    from http.client import HTTPResponse
+
+    from django.test import Client
+
+#: Bytes read from a response at a time.
+CHUNK_SIZE = 1 << 16
+#: Redirect hops followed before giving up.
+MAX_REDIRECTS = 5
+DEFAULT_TIMEOUT = 10.0
+USER_AGENT = "django-sitemaps-plus-validator"
+
+
+class FetchError(Exception):
+    """The URL could not be read: network error, timeout, bad status, bad scheme."""
+
+
+@dataclass
+class Fetched:
+    """A response with status 200 (others raise ``FetchError``)."""
+
+    url: str
+    final_url: str
+    content_type: str | None
+    chunks: Iterator[bytes]
+    #: (status, from URL, to URL) for every redirect hop followed.
+    redirects: list[tuple[int, str, str]] = field(default_factory=list)
+    close: Callable[[], None] = lambda: None
+
+
+class Fetcher(Protocol):
+    def fetch(self, url: str) -> Fetched: ...
+
+
+@dataclass
+class _Hop:
+    status: int
+    location: str | None
+    content_type: str | None
+    chunks: Iterator[bytes]
+    close: Callable[[], None]
+
+
+def _follow(url: str, get: Callable[[str], _Hop]) -> Fetched:
+    redirects: list[tuple[int, str, str]] = []
+    current = url
+    for _ in range(MAX_REDIRECTS + 1):
+        hop = get(current)
+        if hop.status in (301, 302, 303, 307, 308) and hop.location:
+            hop.close()
+            target = urljoin(current, hop.location)
+            redirects.append((hop.status, current, target))
+            current = target
+            continue
+        if hop.status != 200:
+            hop.close()
+            raise FetchError(f"HTTP {hop.status} for {current}")
+        return Fetched(url, current, hop.content_type, hop.chunks, redirects, hop.close)
+    raise FetchError(f"more than {MAX_REDIRECTS} redirects from {url}")
+
+
+def _read_chunks(response: HTTPResponse) -> Iterator[bytes]:
+    while chunk := response.read(CHUNK_SIZE):
+        yield chunk
+
+
+class HttpFetcher:
+    """Fetches http(s) URLs with urllib: a timeout per read, redirects recorded."""
+
+    def __init__(self, *, timeout: float = DEFAULT_TIMEOUT, use_env_proxies: bool = True) -> None:
+        # urllib.request pulls in ssl and email: imported only when fetching
+        # over HTTP, which keeps the validator's own footprint small.
+        import urllib.request
+
+        class NoRedirects(urllib.request.HTTPRedirectHandler):
+            # Returning None makes urllib raise HTTPError for the 3xx, which
+            # _follow then records as a hop.
+            def redirect_request(self, *args: object, **kwargs: object) -> None:
+                return None
+
+        self.timeout = timeout
+        handlers: list[urllib.request.BaseHandler] = [NoRedirects()]
+        if not use_env_proxies:
+            handlers.append(urllib.request.ProxyHandler({}))
+        self._opener = urllib.request.build_opener(*handlers)
+
+    def fetch(self, url: str) -> Fetched:
+        return _follow(url, self._get)
+
+    def _get(self, url: str) -> _Hop:
+        import urllib.error
+        import urllib.request
+
+        if urlsplit(url).scheme not in ("http", "https"):
+            raise FetchError(f"not an http(s) URL: {url}")
+        request = urllib.request.Request(
+            url, headers={"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
+        )
+        try:
+            response: HTTPResponse = self._opener.open(request, timeout=self.timeout)
+        except urllib.error.HTTPError as exc:
+            exc.close()
+            return _Hop(exc.code, exc.headers.get("Location"), None, iter(()), lambda: None)
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise FetchError(f"cannot fetch {url}: {getattr(exc, 'reason', exc)}") from exc
+        return _Hop(
+            response.status,
+            response.headers.get("Location"),
+            response.headers.get("Content-Type"),
+            _read_chunks(response),
+            response.close,
+        )
+
+
+class DjangoClientFetcher:
+    """Serves URLs on the site's own host through ``django.test.Client``.
+
+    The real views render in-process, so the site can be validated without a
+    server; following an index works exactly as for a remote URL.
+    """
+
+    def __init__(self, base_url: str) -> None:
+        from django.test import Client  # here, not at import: a test-only module
+
+        parts = urlsplit(base_url)
+        self.scheme = parts.scheme
+        self.host = parts.netloc.lower()
+        self._client: Client = Client(raise_request_exception=False)
+
+    def fetch(self, url: str) -> Fetched:
+        return _follow(url, self._get)
+
+    def _get(self, url: str) -> _Hop:
+        parts = urlsplit(url)
+        if parts.scheme != self.scheme or parts.netloc.lower() != self.host:
+            raise FetchError(f"{url} is not on this site ({self.scheme}://{self.host})")
+        path = parts.path or "/"
+        if parts.query:
+            path += "?" + parts.query
+        response = self._client.get(
+            path, headers={"host": self.host}, secure=self.scheme == "https"
+        )
+        if response.streaming:
+            chunks: Iterator[bytes] = iter(response.streaming_content)  # type: ignore[arg-type]
+        else:
+            chunks = iter((response.content,))
+        return _Hop(
+            response.status_code,
+            response.get("Location"),
+            response.get("Content-Type"),
+            chunks,
+            response.close,
+        )

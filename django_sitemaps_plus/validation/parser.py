@@ -1,0 +1,1062 @@
+"""The streaming checker: XML sitemaps and indexes, and text sitemaps.
+
+XML goes through lxml's feed parser (``XMLPullParser``) with DTDs, entities
+and the network off; each entry is checked when its end tag arrives and then
+dropped, so memory stays flat however large the file. What must be
+remembered across entries is kept as hashes (duplicates, hreflang clusters).
+"""
+
+from __future__ import annotations
+
+import codecs
+import datetime as dt
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+from urllib.parse import parse_qsl, urlsplit
+
+from lxml import etree
+
+from django_sitemaps_plus import protocol
+from django_sitemaps_plus.validation.report import FileReport
+
+NS: Final = protocol.SITEMAP_NS
+_LOC: Final = f"{{{NS}}}loc"
+_IMAGE_IMAGE: Final = f"{{{protocol.IMAGE_NS}}}image"
+_IMAGE_LOC: Final = f"{{{protocol.IMAGE_NS}}}loc"
+_NEWS_NEWS: Final = f"{{{protocol.NEWS_NS}}}news"
+_VIDEO_VIDEO: Final = f"{{{protocol.VIDEO_NS}}}video"
+_XHTML_LINK: Final = f"{{{protocol.XHTML_NS}}}link"
+
+# Positions in the XSD's sequence: loc, lastmod, changefreq, priority, then
+# elements of other namespaces.
+_LOC_POSITION: Final = 1
+_LASTMOD: Final = 2
+_CHANGEFREQ: Final = 3
+_PRIORITY: Final = 4
+_EXTENSION: Final = 5
+
+#: Bytes inspected before the root element for the XML declaration, a BOM
+#: and a DOCTYPE.
+PROLOG_SNIFF_BYTES: Final = 1 << 16
+#: A text sitemap line longer than this is reported and skipped unread.
+MAX_TEXT_LINE_BYTES: Final = 4 * protocol.MAX_LOC_LENGTH
+#: hreflang links waiting for their target entry; beyond this, reciprocity is
+#: checked only for links whose target was already seen (bounded memory).
+MAX_PENDING_ALTERNATES: Final = 100_000
+#: A timestamp this far ahead of now is still "now" (clock skew).
+FUTURE_TOLERANCE: Final = dt.timedelta(minutes=10)
+#: A date (no time) is in the future only once it has begun in UTC+14.
+_EARLIEST_ZONE_AHEAD: Final = dt.timedelta(hours=14)
+
+# RFC 3986 allows these characters unescaped; everything else ASCII must be
+# percent-encoded, and % must start an escape.
+_INVALID_URI_RE: Final = re.compile(r"[\x00-\x20\"<>\\^`{|}\x7f]|%(?![0-9A-Fa-f]{2})")
+_XML_DECL_RE: Final = re.compile(r"<\?xml(?P<attrs>\s[^?]*)\?>")
+_DECL_ATTR_RE: Final = re.compile(r"""(version|encoding)\s*=\s*["']([^"']*)["']""")
+_POSITION_SUFFIX_RE: Final = re.compile(r",? line \d+, column \d+$")
+#: The common case of an absolute http(s) URL with a plain host, matched
+#: without urlsplit (the hot path); anything else goes through loc_problem.
+_PLAIN_HTTP_URL_RE: Final = re.compile(
+    r"(?P<scheme>https?)://(?P<netloc>[A-Za-z0-9.-]+(?::\d{1,5})?)"
+    r"(?P<path>[^?#]*)(?:\?(?P<query>[^#]*))?(?:#|$)"
+)
+_SITEMAP_FILE_RE: Final = re.compile(r"sitemap[^/]*\.(?:xml|txt)(?:\.gz)?$", re.IGNORECASE)
+
+
+@dataclass
+class Context:
+    """What a check needs to know beyond the bytes."""
+
+    #: The URL the file is published at (for the host and directory rules).
+    file_url: str | None = None
+    now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
+    #: Collect the index's children (loc, line) for following.
+    children: list[tuple[str, int]] = field(default_factory=list)
+
+
+def check(chunks: Iterable[bytes], report: FileReport, context: Context) -> None:
+    """Check one sitemap's uncompressed bytes, adding findings to ``report``."""
+    iterator = iter(chunks)
+    head = b""
+    for chunk in iterator:
+        head += chunk
+        if len(head) >= PROLOG_SNIFF_BYTES:
+            break
+    if not head.strip():
+        report.add("SM115", "the file is empty" if not head else "the file holds only whitespace")
+        return
+    start = head.lstrip(b" \t\r\n")
+    is_utf16 = head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) or head[:2] in (
+        b"<\x00",
+        b"\x00<",
+    )
+    if start.startswith(b"<") or start.startswith(codecs.BOM_UTF8 + b"<") or is_utf16:
+        checker = XmlChecker(report, context)
+    elif b"\x00" in head or not _decodes_as_utf8(head):
+        report.add("SM112", "binary data: neither an XML nor a UTF-8 text sitemap")
+        return
+    else:
+        checker = TextChecker(report, context)  # type: ignore[assignment]
+    if isinstance(checker, XmlChecker) and not checker.check_prolog(head, is_utf16):
+        return
+    checker.feed(head)
+    for chunk in iterator:
+        if checker.stopped:
+            return
+        checker.feed(chunk)
+    # A payload cut at the size limit ends early; that end is not a syntax error.
+    checker.close(truncated=bool(getattr(chunks, "truncated", False)))
+
+
+def _decodes_as_utf8(head: bytes) -> bool:
+    try:
+        # The last three bytes may cut a multi-byte character in two.
+        head[:-3].decode("utf-8") if len(head) >= PROLOG_SNIFF_BYTES else head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+class LocChecker:
+    """The rules every address obeys, shared by XML and text sitemaps."""
+
+    def __init__(self, report: FileReport, context: Context, *, kind: str = "urlset") -> None:
+        self.report = report
+        self.kind = kind
+        self.file_origin: tuple[str, str] | None = None
+        self.file_directory = "/"
+        if context.file_url:
+            parts = urlsplit(context.file_url)
+            self.file_origin = (parts.scheme.lower(), parts.netloc.lower())
+            path = parts.path or "/"
+            self.file_directory = path[: path.rfind("/") + 1]
+        self.first_origin: tuple[str, str] | None = None
+        #: hash(loc) → hreflang cluster signature (None: no alternates).
+        self.seen: dict[int, int | None] = {}
+
+    def check(self, value: str, line: int | None) -> int | None:
+        """Report what is wrong with ``value``; return its hash when usable."""
+        add = self.report.add
+        if not value:
+            add("SM301", "empty address", line=line)
+            return None
+        length = len(value)
+        if length > protocol.MAX_LOC_LENGTH:
+            add(
+                "SM305",
+                f"{length:,} characters (limit {protocol.MAX_LOC_LENGTH:,})",
+                line=line,
+                url=value[:200] + "...",
+            )
+            return None
+        if length > protocol.YANDEX_MAX_LOC_LENGTH:
+            add(
+                "SM306",
+                f"{length:,} characters (Yandex: {protocol.YANDEX_MAX_LOC_LENGTH:,})",
+                line=line,
+                url=value,
+            )
+        plain = _PLAIN_HTTP_URL_RE.match(value)
+        if plain is None:
+            problem = protocol.loc_problem(value)
+            if problem is not None:
+                add("SM302", f"{problem}: {value!r}", line=line, url=value)
+                return None
+            parts = urlsplit(value)
+            scheme, netloc, path, query = parts.scheme, parts.netloc, parts.path, parts.query
+        else:
+            scheme, netloc, path, query = plain.group("scheme", "netloc", "path", "query")
+            query = query or ""
+        if length < protocol.XSD_MIN_LOC_LENGTH:
+            add(
+                "SM307",
+                f"{length} characters; the XSD's tLoc requires at least "
+                f"{protocol.XSD_MIN_LOC_LENGTH}",
+                line=line,
+                url=value,
+            )
+        invalid = _INVALID_URI_RE.search(value)
+        if invalid is not None:
+            add(
+                "SM303",
+                f"{invalid.group()!r} at position {invalid.start()} is not allowed in "
+                "a URI unescaped",
+                line=line,
+                url=value,
+            )
+        if not value.isascii():
+            add("SM304", "non-ASCII characters (an IRI)", line=line, url=value)
+        origin = (scheme.lower(), netloc.lower())
+        if self.file_origin is not None:
+            if origin != self.file_origin:
+                add(
+                    "SM310",
+                    f"{origin[0]}://{origin[1]} is not the sitemap's "
+                    f"{self.file_origin[0]}://{self.file_origin[1]}",
+                    line=line,
+                    url=value,
+                )
+            elif not (path or "/").startswith(self.file_directory):
+                add("SM312", f"not at or below {self.file_directory}", line=line, url=value)
+        elif self.first_origin is None:
+            self.first_origin = origin
+        elif origin != self.first_origin:
+            add(
+                "SM311",
+                f"{origin[0]}://{origin[1]} differs from the file's first "
+                f"{self.first_origin[0]}://{self.first_origin[1]}",
+                line=line,
+                url=value,
+            )
+        key = hash(value)
+        if key in self.seen:
+            add("SM313", "listed more than once in this file", line=line, url=value)
+        else:
+            self.seen[key] = None
+        if query or ";" in path:
+            self._check_parameters(query, path, line, value)
+        if self.kind == "urlset" and _SITEMAP_FILE_RE.search(path):
+            add("SM317", "looks like a sitemap file listed as a page", line=line, url=value)
+        return key
+
+    def _check_parameters(self, query: str, path: str, line: int | None, value: str) -> None:
+        names = {name.lower() for name, _ in parse_qsl(query, keep_blank_values=True)}
+        if ";jsessionid=" in path.lower():
+            names.add("jsessionid")
+        add = self.report.add
+        if session := sorted(names & protocol.SESSION_PARAMS):
+            add("SM314", f"session parameter {', '.join(session)}", line=line, url=value)
+        if sort := sorted(names & protocol.SORT_FILTER_PARAMS):
+            add("SM315", f"sort/filter parameter {', '.join(sort)}", line=line, url=value)
+        tracking = sorted(
+            name
+            for name in names
+            if name in protocol.TRACKING_PARAMS or name.startswith(protocol.TRACKING_PARAM_PREFIXES)
+        )
+        if tracking:
+            add("SM316", f"tracking parameter {', '.join(tracking)}", line=line, url=value)
+
+
+def _strip(text: str | None, report: FileReport, what: str, where: Any) -> str:
+    """The value of an element's text; surrounding whitespace is reported.
+
+    ``where`` is a line number or the element (its line is looked up only
+    when there is something to report: ``sourceline`` is not free).
+    """
+    if text is None:
+        return ""
+    value = text.strip()
+    if value != text and value:
+        line = where if where is None or isinstance(where, int) else where.sourceline
+        report.add("SM210", f"whitespace around the value of <{what}>", line=line, url=value)
+    return value
+
+
+def _is_http_url(value: str) -> bool:
+    if len(value) <= protocol.MAX_LOC_LENGTH and _PLAIN_HTTP_URL_RE.match(value):
+        return True  # fast path: implies protocol.loc_problem(value) is None
+    return protocol.loc_problem(value) is None
+
+
+def _w3c_problem(value: str) -> tuple[bool, dt.datetime | None, bool]:
+    """(valid, earliest instant as aware UTC, XSD accepts it) for a W3C Datetime."""
+    match = protocol.W3C_DATETIME_RE.fullmatch(value)
+    if match is None:
+        return False, None, False
+    year, month, day = match["year"], match["month"], match["day"]
+    xsd_ok = day is not None and (match["hour"] is None or match["second"] is not None)
+    try:
+        if match["hour"] is None:
+            date = dt.date(int(year), int(month or 1), int(day or 1))
+            # The earliest zone ahead of UTC reaches a date first.
+            instant = dt.datetime.combine(date, dt.time(), dt.timezone.utc) - _EARLIEST_ZONE_AHEAD
+            return True, instant, xsd_ok
+        tz = match["tz"]
+        offset = dt.timedelta(0)
+        if tz != "Z":
+            sign = 1 if tz[0] == "+" else -1
+            offset = sign * dt.timedelta(hours=int(tz[1:3]), minutes=int(tz[4:6]))
+        instant = dt.datetime(
+            int(year),
+            int(month),
+            int(day),
+            int(match["hour"]),
+            int(match["minute"]),
+            int(match["second"] or 0),
+            tzinfo=dt.timezone(offset),
+        )
+    except ValueError:  # 2024-02-30: the pattern allows it, the calendar does not
+        return False, None, False
+    return True, instant.astimezone(dt.timezone.utc), xsd_ok
+
+
+class _Counter:
+    """Occurrences of a repeated finding, reported once per file at the end."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, int | None] = {}
+        self.count: dict[str, int] = {}
+
+    def note(self, key: str, line: int | None) -> None:
+        if key not in self.count:
+            self.first[key] = line
+            self.count[key] = 0
+        self.count[key] += 1
+
+
+class XmlChecker:
+    """Feeds bytes to lxml and checks each entry as its end tag arrives."""
+
+    def __init__(self, report: FileReport, context: Context) -> None:
+        self.report = report
+        self.context = context
+        self.now = context.now
+        self.stopped = False
+        self._parser = etree.XMLPullParser(
+            events=("start", "end"),
+            tag=("{*}urlset", "{*}sitemapindex", "{*}url", "{*}sitemap"),
+            resolve_entities=False,
+            no_network=True,
+            load_dtd=False,
+            huge_tree=False,
+            remove_comments=True,
+            remove_pis=True,
+        )
+        self._depth = 0
+        self._root: Any = None
+        self._kind: str | None = None
+        self._ns = NS
+        self._locs = LocChecker(report, context)
+        self._entries = 0
+        self._lastmod_first: str | None = None
+        self._lastmod_same = True
+        self._lastmod_count = 0
+        self._news = 0
+        self._news_first_line: int | None = None
+        self._order = _Counter()
+        self._deprecated = _Counter()
+        self._pending: dict[int, tuple[int | None, int | None]] = {}
+        self._prefix = "{}"
+        self._positions: dict[str, int] = {}
+        #: Recently validated alternate URLs: each hreflang URL recurs once per
+        #: version of the page, so a small cache saves most checks.
+        self._valid_urls: set[str] = set()
+        self._value_cache: dict[tuple[str, str], bool] = {}
+        self._valid_hreflangs: set[str] = set()
+        self._yesterday = (self.now - dt.timedelta(days=1)).date().isoformat()
+
+    # Prolog ----------------------------------------------------------------------
+
+    def check_prolog(self, head: bytes, is_utf16: bool) -> bool:
+        """Declaration, encoding, BOM and DOCTYPE; False when the file is refused."""
+        add = self.report.add
+        if is_utf16:
+            add("SM101", "UTF-16 encoded; sitemaps must be UTF-8", line=1)
+            text = head.decode("utf-16", errors="replace")
+        else:
+            if head.startswith(codecs.BOM_UTF8):
+                add("SM105", "the file starts with a UTF-8 byte order mark", line=1)
+                head = head[len(codecs.BOM_UTF8) :]
+            text = head.decode("latin-1")  # structure only: every byte maps to one char
+        text = text.lstrip("\ufeff")
+        declaration = _XML_DECL_RE.match(text)
+        if declaration is None:
+            if _XML_DECL_RE.match(text.lstrip()) is None:  # misplaced: the parser reports it
+                add("SM102", "no XML declaration", line=1)
+        else:
+            attrs = dict(_DECL_ATTR_RE.findall(declaration["attrs"]))
+            version = attrs.get("version")
+            if version != "1.0":
+                add("SM104", f"version {version!r} declared", line=1)
+            encoding = attrs.get("encoding")
+            if encoding is not None and encoding.lower().replace("_", "-") not in ("utf-8", "utf8"):
+                if not is_utf16:
+                    add("SM101", f"encoding {encoding!r} declared; sitemaps must be UTF-8", line=1)
+        first = _first_markup(text)
+        if first is None:
+            return True
+        line = text.count("\n", 0, first.start()) + 1
+        if first["doctype"]:
+            if first["doctype"].lower() == "html":
+                add("SM112", "an HTML page, not a sitemap", line=line)
+            else:
+                add(
+                    "SM111",
+                    "DOCTYPE present; the file is not processed further (no DTD is "
+                    "loaded, no entity resolved)",
+                    line=line,
+                )
+            return False
+        local = first["element"].rpartition(":")[2]
+        if local not in ("urlset", "sitemapindex"):
+            # Not a sitemap: its structure is not checked further (and not kept in memory).
+            add("SM201", f"root element <{local}>", line=line)
+            return False
+        return True
+
+    # Feeding -----------------------------------------------------------------------
+
+    def feed(self, chunk: bytes) -> None:
+        if self.stopped:
+            return
+        try:
+            self._parser.feed(chunk)
+        except etree.XMLSyntaxError as exc:
+            self._drain()
+            self._syntax_error(exc)
+            return
+        self._drain()
+
+    def close(self, *, truncated: bool = False) -> None:
+        if self.stopped:
+            return
+        try:
+            self._parser.close()
+        except etree.XMLSyntaxError as exc:
+            self._drain()
+            if not truncated:
+                self._syntax_error(exc)
+                return
+        else:
+            self._drain()
+        if self._root is not None:
+            self._stray_children()
+        self._finish()
+
+    def _syntax_error(self, exc: etree.XMLSyntaxError) -> None:
+        self.stopped = True
+        message = _POSITION_SUFFIX_RE.sub("", str(exc.msg or exc))
+        line, column = exc.position if exc.position else (None, None)
+        self.report.add(_syntax_rule(message), message, line=line, column=column)
+
+    def _drain(self) -> None:
+        # Events come only for the four protocol names (in any namespace), so
+        # Python sees one start and one end per entry, not per element; entry
+        # children are read from the finished entry, other elements under the
+        # root are found as stray siblings.
+        try:
+            for event, element in self._parser.read_events():
+                if event == "start":
+                    self._depth += 1
+                    if self._depth == 1:
+                        self._start_root(element)
+                    continue
+                self._depth -= 1
+                if self._depth == 1 and self._root is not None:
+                    if element.getprevious() is not None:
+                        self._stray_children(before=element)
+                    self._end_entry(element)
+                    element.clear(keep_tail=False)
+                    self._root.remove(element)
+        except etree.XMLSyntaxError:
+            return  # reported by feed()/close(), which see the same error
+
+    def _stray_children(self, *, before: Any = None) -> None:
+        """Report and drop non-entry elements under the root (all, or those before ``before``)."""
+        root = self._root
+        while len(root):
+            child = root[0]
+            if child is before:
+                return
+            tag = child.tag
+            if self._kind is not None and isinstance(tag, str):
+                if not tag.startswith("{") or tag.startswith(f"{{{self._ns}}}"):
+                    self.report.add(
+                        "SM203",
+                        f"<{etree.QName(child).localname}> directly under <{self._kind}>",
+                        line=child.sourceline,
+                    )
+                # Elements of other namespaces under the root are allowed (xsd:any ##other).
+            root.remove(child)
+
+    # Structure -----------------------------------------------------------------------
+
+    def _start_root(self, root: Any) -> None:
+        self._root = root
+        if root.getroottree().docinfo.doctype:  # backstop for a DOCTYPE past the sniff
+            self.report.add("SM111", "DOCTYPE present", line=root.sourceline)
+            self.stopped = True
+            return
+        qname = etree.QName(root)
+        if root.getparent() is not None or qname.localname not in ("urlset", "sitemapindex"):
+            # The sniffed root was no sitemap root after all (past the sniffed bytes).
+            self.report.add("SM201", f"<{qname.localname}> is not the root", line=root.sourceline)
+            self.stopped = True
+            return
+        if qname.namespace != NS:
+            self.report.add(
+                "SM202",
+                f"namespace {qname.namespace!r}" if qname.namespace else "no namespace",
+                line=root.sourceline,
+            )
+            # Carry on in the declared namespace: the entries are still worth checking.
+            self._ns = qname.namespace or ""
+        self._kind = qname.localname
+        self.report.kind = "urlset" if self._kind == "urlset" else "sitemapindex"
+        self._locs.kind = self._kind
+        prefix = f"{{{self._ns}}}" if self._ns else ""
+        self._tags = {
+            name: prefix + name
+            for name in ("url", "sitemap", "loc", "lastmod", "changefreq", "priority")
+        }
+        self._entry_tag = self._tags["url" if self._kind == "urlset" else "sitemap"]
+        # The XSD's sequence: each protocol child's position (an index has two).
+        self._prefix = prefix or "{}"
+        self._positions = {self._tags["loc"]: _LOC_POSITION, self._tags["lastmod"]: _LASTMOD}
+        if self._kind == "urlset":
+            self._positions[self._tags["changefreq"]] = _CHANGEFREQ
+            self._positions[self._tags["priority"]] = _PRIORITY
+
+    def _end_entry(self, element: Any) -> None:
+        if self._kind is None:
+            return
+        tag = element.tag
+        if tag == self._entry_tag:
+            self._entries += 1
+            limit, rule = (
+                (protocol.MAX_URLS_PER_FILE, "SM501")
+                if self._kind == "urlset"
+                else (protocol.MAX_SITEMAPS_PER_INDEX, "SM502")
+            )
+            if self._entries == limit + 1:
+                self.report.add(
+                    rule,
+                    f"entry {self._entries:,} exceeds the limit of {limit:,}",
+                    line=element.sourceline,
+                )
+            self._check_entry(element)
+        elif not isinstance(tag, str):
+            return
+        elif not tag.startswith("{") or tag.startswith(f"{{{self._ns}}}"):
+            local = etree.QName(element).localname
+            self.report.add(
+                "SM203", f"<{local}> directly under <{self._kind}>", line=element.sourceline
+            )
+        # Elements of other namespaces under the root are allowed (xsd:any ##other).
+
+    def _check_entry(self, entry: Any) -> None:
+        report = self.report
+        line = entry.sourceline
+        tags = self._tags
+        is_url = self._kind == "urlset"
+        loc_el = entry.find(tags["loc"])
+        loc = _strip(loc_el.text, report, "loc", loc_el) if loc_el is not None else ""
+        text = entry.text
+        if text is not None and not text.isspace():
+            report.add(
+                "SM206",
+                f"text {text.strip()[:80]!r} directly inside <{etree.QName(entry).localname}>",
+                line=line,
+            )
+        positions = self._positions
+        own_prefix = self._prefix
+        seen_order = 0
+        seen_mask = 0
+        repeated: set[str] | None = None
+        images = 0
+        alternates: list[str] | None = None
+        for child in entry:
+            tag = child.tag
+            position = positions.get(tag)
+            if position is not None:
+                bit = 1 << position
+                if seen_mask & bit:
+                    repeated = (repeated or set()) | {tag}
+                seen_mask |= bit
+                if position == _LASTMOD:
+                    self._check_lastmod(child, loc)
+                elif position == _CHANGEFREQ:
+                    self._check_changefreq(child, loc)
+                elif position == _PRIORITY:
+                    self._check_priority(child, loc)
+            elif tag.__class__ is not str:
+                continue  # an entity reference or other non-element node
+            elif tag[0] != "{" or tag.startswith(own_prefix):
+                report.add(
+                    "SM205",
+                    f"<{etree.QName(child).localname}> inside <{etree.QName(entry).localname}>",
+                    line=child.sourceline,
+                    url=loc or None,
+                )
+                continue
+            else:
+                position = _EXTENSION
+                if is_url:
+                    if tag == _XHTML_LINK:
+                        alternates = self._check_link(child, loc, alternates)
+                    elif tag == _IMAGE_IMAGE:
+                        images += 1
+                        self._check_image(child, loc)
+                    elif tag == _NEWS_NEWS:
+                        self._check_news(child, loc)
+                    elif tag == _VIDEO_VIDEO:
+                        self._check_video(child, loc)
+            if position < seen_order:
+                self._order.note("order", child.sourceline)
+            else:
+                seen_order = position
+        for tag in sorted(repeated or ()):
+            report.add(
+                "SM208",
+                f"<{etree.QName(tag).localname}> appears more than once",
+                line=line,
+                url=loc or None,
+            )
+        if loc_el is None:
+            report.add("SM207", "no <loc>", line=line)
+            return
+        key = self._locs.check(loc, loc_el.sourceline)
+        if not is_url:
+            if key is not None:
+                self.context.children.append((loc, loc_el.sourceline))
+            return
+        if images > protocol.MAX_IMAGES_PER_URL:
+            report.add(
+                "SM802",
+                f"{images:,} images (limit {protocol.MAX_IMAGES_PER_URL:,})",
+                line=line,
+                url=loc,
+            )
+        if key is not None and (alternates is not None or self._pending):
+            self._check_cluster(key, loc, line, alternates)
+
+    # Values ---------------------------------------------------------------------------
+
+    def _check_lastmod(self, element: Any, loc: str) -> None:
+        value = _strip(element.text, self.report, "lastmod", element)
+        self._lastmod_count += 1
+        if self._lastmod_first is None:
+            self._lastmod_first = value
+        elif value != self._lastmod_first:
+            self._lastmod_same = False
+        match = protocol.W3C_DATETIME_RE.fullmatch(value)
+        if match is None:
+            self._lastmod_problem("SM401", f"{value!r} is not W3C Datetime", element, loc)
+            return
+        day, hour, second = match.group("day", "hour", "second")
+        if day is None or (hour is not None and second is None):
+            self._lastmod_problem(
+                "SM402",
+                f"{value!r} is W3C Datetime, but the official XSD "
+                "(xsd:date | xsd:dateTime) rejects it",
+                element,
+                loc,
+            )
+        # Fast path: a date before yesterday (UTC) cannot be in the future in any zone.
+        if value[:10] < self._yesterday:
+            return
+        valid, instant, _ = _w3c_problem(value)
+        if not valid:
+            self._lastmod_problem("SM401", f"{value!r} is not a calendar date", element, loc)
+        elif instant is not None and instant > self.now + FUTURE_TOLERANCE:
+            self._lastmod_problem("SM403", f"{value!r} is in the future", element, loc)
+
+    def _lastmod_problem(self, rule: str, message: str, element: Any, loc: str) -> None:
+        self.report.add(rule, message, line=element.sourceline, url=loc or None)
+
+    def _cached_valid(self, kind: str, value: str) -> bool:
+        key = (kind, value)
+        valid = self._value_cache.get(key)
+        if valid is None:
+            if kind == "changefreq":
+                valid = value in protocol.CHANGEFREQ_VALUES
+            else:
+                valid = _valid_priority(value)
+            if len(self._value_cache) < 1_000:
+                self._value_cache[key] = valid
+        return valid
+
+    def _check_changefreq(self, element: Any, loc: str) -> None:
+        value = _strip(element.text, self.report, "changefreq", element)
+        if not self._cached_valid("changefreq", value):
+            self.report.add(
+                "SM405",
+                f"{value!r} is not a changefreq value",
+                line=element.sourceline,
+                url=loc or None,
+            )
+
+    def _check_priority(self, element: Any, loc: str) -> None:
+        value = _strip(element.text, self.report, "priority", element)
+        if not self._cached_valid("priority", value):
+            self.report.add(
+                "SM406",
+                f"{value!r} is not a decimal from 0.0 to 1.0",
+                line=element.sourceline,
+                url=loc or None,
+            )
+
+    # Extensions ------------------------------------------------------------------------
+
+    def _check_image(self, image: Any, loc: str) -> None:
+        image_loc = image.find(_IMAGE_LOC)
+        if image_loc is None or not (image_loc.text or "").strip():
+            self.report.add("SM801", "no image:loc", line=image.sourceline, url=loc or None)
+        else:
+            value = _strip(image_loc.text, self.report, "image:loc", image_loc)
+            if not _is_http_url(value):
+                self.report.add(
+                    "SM804",
+                    f"image:loc {value[:200]!r}",
+                    line=image_loc.sourceline,
+                    url=loc or None,
+                )
+        if len(image) == 1:
+            return
+        for child in image:
+            tag = child.tag
+            if isinstance(tag, str) and tag.startswith(f"{{{protocol.IMAGE_NS}}}"):
+                local = tag.rpartition("}")[2]
+                if local in protocol.DEPRECATED_IMAGE_TAGS:
+                    self._deprecated.note(f"image:{local}", child.sourceline)
+
+    def _check_news(self, news: Any, loc: str) -> None:
+        self._news += 1
+        if self._news == protocol.MAX_NEWS_PER_FILE + 1:
+            self._news_first_line = news.sourceline
+        ns = f"{{{protocol.NEWS_NS}}}"
+        line = news.sourceline
+        missing: list[str] = []
+        publication = news.find(ns + "publication")
+        if publication is None:
+            missing.append("news:publication")
+        else:
+            for name in ("name", "language"):
+                element = publication.find(ns + name)
+                if element is None or not (element.text or "").strip():
+                    missing.append(f"news:{name}")
+                elif name == "language":
+                    language = element.text.strip()
+                    if not protocol.NEWS_LANGUAGE_RE.fullmatch(language):
+                        self.report.add(
+                            "SM812",
+                            f"news:language {language!r}",
+                            line=element.sourceline,
+                            url=loc or None,
+                        )
+        title = news.find(ns + "title")
+        if title is None or not (title.text or "").strip():
+            missing.append("news:title")
+        date = news.find(ns + "publication_date")
+        if date is None or not (date.text or "").strip():
+            missing.append("news:publication_date")
+        else:
+            value = date.text.strip()
+            valid, instant, _ = _w3c_problem(value)
+            if not valid:
+                self.report.add("SM813", f"{value!r}", line=date.sourceline, url=loc or None)
+            elif instant is not None and instant < self.now - dt.timedelta(
+                days=protocol.NEWS_WINDOW_DAYS
+            ):
+                self.report.add(
+                    "SM814", f"published {value}", line=date.sourceline, url=loc or None
+                )
+        if missing:
+            self.report.add(
+                "SM811", f"missing or empty: {', '.join(missing)}", line=line, url=loc or None
+            )
+
+    def _check_video(self, video: Any, loc: str) -> None:
+        ns = f"{{{protocol.VIDEO_NS}}}"
+        add = self.report.add
+        url = loc or None
+        present: dict[str, str] = {}
+        tags = 0
+        for child in video:
+            tag = child.tag
+            if not isinstance(tag, str) or not tag.startswith(ns):
+                continue
+            local = tag[len(ns) :]
+            line = child.sourceline
+            value = (child.text or "").strip()
+            if local in protocol.DEPRECATED_VIDEO_TAGS:
+                self._deprecated.note(f"video:{local}", line)
+            if local == "tag":
+                tags += 1
+                continue
+            present.setdefault(local, value)
+            if local in ("thumbnail_loc", "content_loc", "player_loc"):
+                if value and not _is_http_url(value):
+                    add("SM828", f"video:{local} {value[:200]!r}", line=line, url=url)
+                if value != (child.text or ""):
+                    _strip(child.text, self.report, f"video:{local}", line)
+            elif local == "title" and len(value) > protocol.MAX_VIDEO_TITLE_LENGTH:
+                add("SM822", f"{len(value)} characters", line=line, url=url)
+            elif local == "description" and len(value) > protocol.MAX_VIDEO_DESCRIPTION_LENGTH:
+                add("SM823", f"{len(value):,} characters", line=line, url=url)
+            elif local == "duration" and not _in_range(
+                value, protocol.MIN_VIDEO_DURATION, protocol.MAX_VIDEO_DURATION, integer=True
+            ):
+                add("SM824", f"duration {value!r}", line=line, url=url)
+            elif local == "rating" and not _in_range(
+                value, protocol.MIN_VIDEO_RATING, protocol.MAX_VIDEO_RATING
+            ):
+                add("SM825", f"rating {value!r}", line=line, url=url)
+            elif local in protocol.VIDEO_YES_NO_TAGS and value not in ("yes", "no"):
+                add("SM829", f"video:{local} {value!r}", line=line, url=url)
+            elif local in ("publication_date", "expiration_date") and not _w3c_problem(value)[0]:
+                add("SM830", f"video:{local} {value!r}", line=line, url=url)
+        if tags > protocol.MAX_VIDEO_TAGS:
+            add(
+                "SM826",
+                f"{tags} tags (limit {protocol.MAX_VIDEO_TAGS})",
+                line=video.sourceline,
+                url=url,
+            )
+        missing = [
+            f"video:{name}"
+            for name in ("thumbnail_loc", "title", "description")
+            if not present.get(name)
+        ]
+        if not present.get("content_loc") and not present.get("player_loc"):
+            missing.append("video:content_loc or video:player_loc")
+        if missing:
+            add("SM821", f"missing or empty: {', '.join(missing)}", line=video.sourceline, url=url)
+
+    def _check_link(self, link: Any, loc: str, alternates: list[str] | None) -> list[str] | None:
+        if link.get("rel") != "alternate":
+            return alternates  # amphtml and other relations are not language versions
+        hreflang = link.get("hreflang")
+        if hreflang in self._valid_hreflangs:
+            pass
+        elif hreflang is not None and protocol.HREFLANG_RE.fullmatch(hreflang):
+            if len(self._valid_hreflangs) < 1_000:
+                self._valid_hreflangs.add(hreflang)
+        else:
+            self.report.add(
+                "SM841",
+                f"hreflang {hreflang!r}"
+                if hreflang is not None
+                else 'rel="alternate" without hreflang',
+                line=link.sourceline,
+                url=loc or None,
+            )
+        href = (link.get("href") or "").strip()
+        if href in self._valid_urls:
+            pass
+        elif _is_http_url(href):
+            if len(self._valid_urls) >= 10_000:
+                self._valid_urls.clear()
+            self._valid_urls.add(href)
+        else:
+            self.report.add("SM842", f"href {href[:200]!r}", line=link.sourceline, url=loc or None)
+            return alternates
+        if alternates is None:
+            alternates = []
+        alternates.append(href)
+        return alternates
+
+    def _check_cluster(
+        self, key: int, loc: str, line: int | None, alternates: list[str] | None
+    ) -> None:
+        """Self-reference and reciprocity of hreflang alternates, in bounded memory.
+
+        Every version of a page lists the same set of versions (itself
+        included), so all members of a cluster share one signature: the sum
+        of the hashes of the set. A link to an entry not seen yet waits in
+        ``_pending`` until that entry arrives; a link to an entry seen
+        before compares with its stored signature.
+        """
+        report = self.report
+        signature: int | None = None
+        if alternates is not None:
+            hrefs = set(alternates)
+            if loc not in hrefs:
+                report.add("SM843", "the page is not among its own alternates", line=line, url=loc)
+            hrefs.add(loc)
+            signature = sum(hash(href) for href in hrefs) & 0xFFFFFFFFFFFFFFFF
+            self._locs.seen[key] = signature
+        waiting = self._pending.pop(key, None)
+        if waiting is not None and waiting[0] != signature:
+            report.add(
+                "SM844",
+                f"the entry at line {waiting[1]} lists this URL as an alternate, "
+                "but this URL lists "
+                + ("no alternates" if signature is None else "a different set of versions"),
+                line=line,
+                url=loc,
+            )
+        if alternates is None:
+            return
+        for href in alternates:
+            if href == loc:
+                continue
+            other = hash(href)
+            if other in self._locs.seen:
+                other_signature = self._locs.seen[other]
+                if other_signature != signature:
+                    report.add(
+                        "SM844",
+                        f"lists {href} as an alternate, but that entry lists "
+                        + (
+                            "no alternates"
+                            if other_signature is None
+                            else "a different set of versions"
+                        ),
+                        line=line,
+                        url=loc,
+                    )
+            elif other in self._pending:
+                if self._pending[other][0] != signature:
+                    report.add(
+                        "SM844",
+                        f"lists {href} as an alternate, as does the entry at line "
+                        f"{self._pending[other][1]}, with a different set of versions",
+                        line=line,
+                        url=loc,
+                    )
+            elif len(self._pending) < MAX_PENDING_ALTERNATES:
+                self._pending[other] = (signature, line)  # type: ignore[assignment]
+
+    # End of file ------------------------------------------------------------------------
+
+    def _finish(self) -> None:
+        report = self.report
+        report.entries = self._entries
+        if self._kind is None:
+            return
+        if self._entries == 0:
+            report.add("SM204", f"<{self._kind}> has no entries")
+        if (
+            self._lastmod_same
+            and self._lastmod_first is not None
+            and self._lastmod_count == self._entries
+            and self._entries >= protocol.SAME_LASTMOD_MIN_ENTRIES
+        ):
+            report.add("SM404", f"all {self._entries:,} entries have lastmod {self._lastmod_first}")
+        if self._news > protocol.MAX_NEWS_PER_FILE:
+            report.add(
+                "SM815",
+                f"{self._news:,} news:news (limit {protocol.MAX_NEWS_PER_FILE:,})",
+                line=self._news_first_line,
+            )
+        if "order" in self._order.count:
+            count = self._order.count["order"]
+            report.add(
+                "SM209",
+                f"{count:,} elements out of the XSD's order (loc, lastmod, "
+                "changefreq, priority, extensions); first here",
+                line=self._order.first["order"],
+            )
+        for name, count in self._deprecated.count.items():
+            rule = "SM803" if name.startswith("image:") else "SM827"
+            report.add(
+                rule, f"{name} used {count:,} times; first here", line=self._deprecated.first[name]
+            )
+
+
+def _first_markup(text: str) -> re.Match[str] | None:
+    """The DOCTYPE or root start tag after the declaration, comments and PIs."""
+    position = 0
+    length = len(text)
+    while position < length:
+        while position < length and text[position] in " \t\r\n":
+            position += 1
+        if text.startswith("<?", position):
+            end = text.find("?>", position)
+        elif text.startswith("<!--", position):
+            end = text.find("-->", position)
+        else:
+            return _FIRST_MARKUP_RE.match(text, position)
+        if end < 0:
+            return None
+        position = end + 2
+    return None
+
+
+_FIRST_MARKUP_RE: Final = re.compile(
+    r"<!DOCTYPE\s+(?P<doctype>[^\s\[>]+)|<(?P<element>[^\s/>!?]+)", re.IGNORECASE
+)
+
+
+def _syntax_rule(message: str) -> str:
+    if "XML declaration allowed only at the start" in message:
+        return "SM103"
+    if "EntityRef" in message or "StartTag: invalid element name" in message:
+        return "SM106"
+    if any(
+        marker in message
+        for marker in ("proper UTF-8", "Invalid bytes in character encoding", "encoding")
+    ):
+        return "SM101"
+    return "SM110"
+
+
+def _valid_priority(value: str) -> bool:
+    # xsd:decimal: optional sign, digits with an optional fraction, or ".5".
+    if not re.fullmatch(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)", value):
+        return False
+    return protocol.MIN_PRIORITY <= float(value) <= protocol.MAX_PRIORITY
+
+
+def _in_range(value: str, low: float, high: float, *, integer: bool = False) -> bool:
+    pattern = r"\d+" if integer else r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
+    return re.fullmatch(pattern, value) is not None and low <= float(value) <= high
+
+
+class TextChecker:
+    """A text sitemap: one absolute URL per line, UTF-8, the same limits."""
+
+    def __init__(self, report: FileReport, context: Context) -> None:
+        self.report = report
+        self.report.kind = "text"
+        self.stopped = False
+        self._locs = LocChecker(report, context)
+        self._buffer = b""
+        self._line = 0
+        self._entries = 0
+        self._skipping_long_line = False
+
+    def feed(self, chunk: bytes) -> None:
+        data = self._buffer + chunk
+        start = 0
+        while True:
+            end = data.find(b"\n", start)
+            if end < 0:
+                break
+            if self._skipping_long_line:
+                self._skipping_long_line = False
+            else:
+                self._check_line(data[start:end])
+            start = end + 1
+        self._buffer = data[start:]
+        if len(self._buffer) > MAX_TEXT_LINE_BYTES and not self._skipping_long_line:
+            self._line += 1
+            self.report.add(
+                "SM305", f"a line of more than {MAX_TEXT_LINE_BYTES:,} bytes", line=self._line
+            )
+            self._skipping_long_line = True
+        if self._skipping_long_line:
+            self._buffer = b""
+
+    def close(self, *, truncated: bool = False) -> None:
+        if self._buffer and not self._skipping_long_line and not truncated:
+            self._check_line(self._buffer)
+        self._buffer = b""
+        self.report.entries = self._entries
+        if self._entries == 0:
+            self.report.add("SM204", "no URLs in the text sitemap")
+
+    def _check_line(self, raw: bytes) -> None:
+        self._line += 1
+        line = self._line
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.report.add("SM101", f"not UTF-8: {exc.reason} at byte {exc.start}", line=line)
+            return
+        if line == 1 and text.startswith("\ufeff"):
+            self.report.add("SM105", "the file starts with a UTF-8 byte order mark", line=1)
+            text = text[1:]
+        if not text.strip():
+            self.report.add("SM901", "blank line", line=line)
+            return
+        value = _strip(text, self.report, "line", line)
+        self._entries += 1
+        if self._entries == protocol.MAX_URLS_PER_FILE + 1:
+            self.report.add("SM501", f"line {line:,} is URL {self._entries:,}", line=line)
+        self._locs.check(value, line)
