@@ -210,7 +210,7 @@ def validate(
         else:
             run.validate_path(Path(name), published_at=base_url, depth=1)
     else:
-        file = run.new_file(base_url or getattr(target, "name", "<stream>"))
+        file = run.new_file(base_url or str(getattr(target, "name", None) or "<stream>"))
         children = run.check(_read_chunks(target), file, base_url)
         run.follow_children(file, children, base_url, depth=1, local_directory=None)
     return run.report

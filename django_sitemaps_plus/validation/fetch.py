@@ -146,6 +146,8 @@ class DjangoClientFetcher:
         return _follow(url, self._get)
 
     def _get(self, url: str) -> _Hop:
+        from django.http import StreamingHttpResponse
+
         parts = urlsplit(url)
         if parts.scheme != self.scheme or parts.netloc.lower() != self.host:
             raise FetchError(f"{url} is not on this site ({self.scheme}://{self.host})")
@@ -155,8 +157,9 @@ class DjangoClientFetcher:
         response = self._client.get(
             path, headers={"host": self.host}, secure=self.scheme == "https"
         )
-        if response.streaming:
-            chunks: Iterator[bytes] = iter(response.streaming_content)  # type: ignore[arg-type]
+        chunks: Iterator[bytes]
+        if isinstance(response, StreamingHttpResponse):
+            chunks = (bytes(chunk) for chunk in response.streaming_content)
         else:
             chunks = iter((response.content,))
         return _Hop(

@@ -92,7 +92,7 @@ def check(chunks: Iterable[bytes], report: FileReport, context: Context) -> None
         b"<\x00",
         b"\x00<",
     )
-    if start.startswith(b"<") or start.startswith(codecs.BOM_UTF8 + b"<") or is_utf16:
+    if start.startswith((b"<", codecs.BOM_UTF8 + b"<")) or is_utf16:
         checker = XmlChecker(report, context)
     elif b"\x00" in head or not _decodes_as_utf8(head):
         report.add("SM112", "binary data: neither an XML nor a UTF-8 text sitemap")
@@ -371,9 +371,9 @@ class XmlChecker:
             if version != "1.0":
                 add("SM104", f"version {version!r} declared", line=1)
             encoding = attrs.get("encoding")
-            if encoding is not None and encoding.lower().replace("_", "-") not in ("utf-8", "utf8"):
-                if not is_utf16:
-                    add("SM101", f"encoding {encoding!r} declared; sitemaps must be UTF-8", line=1)
+            normalized = (encoding or "utf-8").lower().replace("_", "-")
+            if normalized not in ("utf-8", "utf8") and not is_utf16:
+                add("SM101", f"encoding {encoding!r} declared; sitemaps must be UTF-8", line=1)
         first = _first_markup(text)
         if first is None:
             return True
@@ -461,14 +461,17 @@ class XmlChecker:
             if child is before:
                 return
             tag = child.tag
-            if self._kind is not None and isinstance(tag, str):
-                if not tag.startswith("{") or tag.startswith(f"{{{self._ns}}}"):
-                    self.report.add(
-                        "SM203",
-                        f"<{etree.QName(child).localname}> directly under <{self._kind}>",
-                        line=child.sourceline,
-                    )
-                # Elements of other namespaces under the root are allowed (xsd:any ##other).
+            # Elements of other namespaces under the root are allowed (xsd:any ##other).
+            if (
+                self._kind is not None
+                and isinstance(tag, str)
+                and (not tag.startswith("{") or tag.startswith(f"{{{self._ns}}}"))
+            ):
+                self.report.add(
+                    "SM203",
+                    f"<{etree.QName(child).localname}> directly under <{self._kind}>",
+                    line=child.sourceline,
+                )
             root.remove(child)
 
     # Structure -----------------------------------------------------------------------
@@ -908,7 +911,7 @@ class XmlChecker:
                         url=loc,
                     )
             elif len(self._pending) < MAX_PENDING_ALTERNATES:
-                self._pending[other] = (signature, line)  # type: ignore[assignment]
+                self._pending[other] = (signature, line)
 
     # End of file ------------------------------------------------------------------------
 

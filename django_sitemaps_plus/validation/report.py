@@ -46,7 +46,10 @@ class Finding:
         if self.column is not None:
             where += f", column {self.column}"
         url = f" [{self.url}]" if self.url else ""
-        return f"{where}: {self.rule.id} {self.rule.severity.value} ({self.rule.source.value}): {self.message}{url}"
+        rule = self.rule
+        return (
+            f"{where}: {rule.id} {rule.severity.value} ({rule.source.value}): {self.message}{url}"
+        )
 
 
 def _zero_counts() -> dict[Severity, int]:

@@ -1,0 +1,125 @@
+"""``manage.py validate_sitemaps``: check sitemaps against the protocol,
+Google's and Yandex's rules.
+
+Exit status: 0 when no finding reaches ``--fail-level``, 1 when one does,
+2 for bad usage or a target that cannot be read.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.urls import NoReverseMatch
+
+from django_sitemaps_plus.validation import RULES, UnreadableTarget, validate, validate_site
+from django_sitemaps_plus.validation.report import (
+    DEFAULT_MAX_FINDINGS,
+    Report,
+    render_json,
+    render_text,
+    summary_line,
+)
+
+USAGE_ERROR = 2
+
+
+def _positive_int(value: str) -> int:
+    import argparse
+
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
+    return number
+
+
+class Command(BaseCommand):
+    help = (
+        "Validate sitemaps: this site's own (rendered in-process, no server needed) or the "
+        "given files (.xml, .xml.gz, .txt), '-' for stdin, or http(s) URLs. An index is "
+        "followed to the sitemaps it lists."
+    )
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "targets",
+            nargs="*",
+            metavar="TARGET",
+            help="A file, '-' for stdin, or an http(s) URL. None: this site's sitemaps.",
+        )
+        parser.add_argument("--format", choices=("text", "json"), default="text")
+        parser.add_argument(
+            "--fail-level",
+            choices=("error", "warning", "info"),
+            default="error",
+            help="Exit 1 when a finding at or above this severity exists (default: error).",
+        )
+        parser.add_argument(
+            "--base-url",
+            help="The URL a local file or stdin is published at, e.g. "
+            "https://example.com/sitemap.xml (enables the host and directory rules, and "
+            "following a local index to the files beside it).",
+        )
+        parser.add_argument(
+            "--max-findings",
+            type=_positive_int,
+            default=DEFAULT_MAX_FINDINGS,
+            help=f"Findings kept per file (all are counted; default {DEFAULT_MAX_FINDINGS:,}).",
+        )
+        parser.add_argument(
+            "--ignore",
+            action="append",
+            default=[],
+            metavar="RULE_ID",
+            help="Skip a rule (repeatable), e.g. --ignore SM404.",
+        )
+        parser.add_argument(
+            "--no-follow",
+            action="store_false",
+            dest="follow",
+            help="Do not follow a sitemap index to the sitemaps it lists.",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        ignore = [rule_id.upper() for rule_id in options["ignore"]]
+        unknown = sorted(set(ignore) - RULES.keys())
+        if unknown:
+            raise CommandError(f"unknown rule id: {', '.join(unknown)}", returncode=USAGE_ERROR)
+        settings = {
+            "follow": options["follow"],
+            "ignore": ignore,
+            "max_findings": options["max_findings"],
+        }
+        reports: list[Report] = []
+        try:
+            if not options["targets"]:
+                if options["base_url"]:
+                    raise CommandError("--base-url applies to a TARGET", returncode=USAGE_ERROR)
+                try:
+                    reports.append(validate_site(**settings))
+                except NoReverseMatch as exc:
+                    raise CommandError(
+                        "no sitemaps_plus URLs: include django_sitemaps_plus.urls in the "
+                        "URLconf, or give a TARGET",
+                        returncode=USAGE_ERROR,
+                    ) from exc
+            for target in options["targets"]:
+                source = sys.stdin.buffer if target == "-" else target
+                reports.append(validate(source, base_url=options["base_url"], **settings))
+        except UnreadableTarget as exc:
+            raise CommandError(str(exc), returncode=USAGE_ERROR) from exc
+
+        report = Report(files=[file for each in reports for file in each.files])
+        render = render_json if options["format"] == "json" else render_text
+        self.stdout.write(render(report), ending="")
+        if report.fails(options["fail_level"]):
+            raise CommandError(
+                f"sitemap validation failed ({summary_line(report.summary())}) "
+                f"at fail level {options['fail_level']!r}",
+                returncode=1,
+            )
