@@ -68,7 +68,7 @@ def test_deferred_tracked_field_is_not_a_change():
 def test_deconstruct_round_trip():
     field = ContentChangedField(tracked_fields=["title", "body"])
     field.set_attributes_from_name("changed")
-    name, path, args, kwargs = field.deconstruct()
+    _name, path, args, kwargs = field.deconstruct()
     assert path == "django_sitemaps_plus.fields.ContentChangedField"
     assert kwargs == {"tracked_fields": ["title", "body"]}
     clone = ContentChangedField(*args, **kwargs)

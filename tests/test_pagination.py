@@ -74,7 +74,7 @@ def test_worst_case_file_of_2048_character_urls_stays_under_52428800_bytes(regis
     assert per_file < protocol.MAX_URLS_PER_FILE
     bulk_articles(per_file + 1, slug_length=slug_length)
     del section
-    response, body = fetch("/sitemap-articles-1.xml")
+    _response, body = fetch("/sitemap-articles-1.xml")
     assert body.count(b"<url>") == per_file
     assert len(body) <= protocol.MAX_FILE_BYTES
     assert all(len(loc) == protocol.MAX_LOC_LENGTH for loc in locs(body)[:3])

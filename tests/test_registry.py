@@ -104,3 +104,17 @@ def test_autodiscover_imports_each_apps_sitemaps_module(registry, tmp_path, monk
     # must import without error and register nothing here.
     autodiscover()
     assert len(site) == 0
+
+
+def test_simple_app_config_does_not_autodiscover(registry, monkeypatch):
+    from django.apps import apps
+
+    from django_sitemaps_plus import apps as app_module
+
+    calls: list[str] = []
+    monkeypatch.setattr("django_sitemaps_plus.registry.autodiscover", lambda: calls.append("x"))
+    module = apps.get_app_config("django_sitemaps_plus").module
+    app_module.SimpleSitemapsPlusConfig("django_sitemaps_plus", module).ready()
+    assert calls == []
+    app_module.SitemapsPlusConfig("django_sitemaps_plus", module).ready()
+    assert calls == ["x"]

@@ -10,10 +10,9 @@ from django.contrib.sitemaps import GenericSitemap, Sitemap
 from django.db import connection
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
-from django.utils import timezone
 from django.utils.http import http_date
 
-from django_sitemaps_plus import ModelSection, Section, register
+from django_sitemaps_plus import Section, register
 from tests.testapp.models import Article, Author, Comment, Event, Tag
 from tests.utils import assert_schema_valid, fetch, lastmods, locs
 
@@ -88,7 +87,7 @@ class TestIndex:
         for article in articles(5, updated_at=at(1)):
             Comment.objects.create(article=article, created_at=at(2))
         with CaptureQueriesContext(connection) as queries:
-            response, body = fetch("/sitemap.xml")
+            _response, body = fetch("/sitemap.xml")
         assert len(locs(body)) == 5
         # One grouped query for own fields, one per many-valued relation.
         assert len(queries) == 3
@@ -97,7 +96,7 @@ class TestIndex:
 class TestSectionPage:
     def test_page_content_headers_and_schema(self, registry):
         register(Article, lastmod_fields=["updated_at"])
-        (article,) = articles(1, updated_at=at(7, 9))
+        (_article,) = articles(1, updated_at=at(7, 9))
         response, body = fetch("/sitemap-articles-1.xml")
         assert response.status_code == 200
         assert response["Content-Type"] == "application/xml; charset=utf-8"
@@ -151,11 +150,11 @@ class TestSectionPage:
 
     def test_rows_deleted_between_index_and_page(self, registry):
         register(Article, limit=2)
-        a, b, c = articles(3)
+        _a, b, c = articles(3)
         _, index = fetch("/sitemap.xml")
         assert len(locs(index)) == 2
         Article.objects.filter(pk__in=[b.pk, c.pk]).delete()
-        response, body = fetch("/sitemap-articles-1.xml")
+        _response, body = fetch("/sitemap-articles-1.xml")
         assert locs(body) == ["https://example.com/articles/article-0/"]
         # Page 2 lost all its rows: now a plain 404, no error.
         assert Client().get("/sitemap-articles-2.xml").status_code == 404
@@ -256,6 +255,16 @@ class TestLocations:
         _, body = fetch("/sitemap.xml")
         assert locs(body) == ["https://shop.example.org/sitemap-articles-1.xml"]
 
+    @override_settings(SITEMAPS_PLUS={})
+    def test_request_host_without_base_url_or_sites(self, registry, monkeypatch):
+        from django.apps import apps
+
+        monkeypatch.setattr(apps, "is_installed", lambda name: name != "django.contrib.sites")
+        register(Article)
+        articles(1)
+        _, body = fetch("/sitemap.xml", HTTP_HOST="shop.test")
+        assert locs(body) == ["http://shop.test/sitemap-articles-1.xml"]
+
     @override_settings(SITEMAPS_PLUS={"BASE_URL": "http://127.0.0.1:8000/"})
     def test_base_url_setting_with_port_and_trailing_slash(self, registry):
         register(Article)
@@ -277,7 +286,7 @@ class TestLastmod:
         )
         author = Author.objects.create(name="a", updated_at=at(4))
         tag = Tag.objects.create(name="t", updated_at=at(6))
-        own, by_author, by_comment, by_tag, none = articles(5)
+        own, by_author, by_comment, by_tag, _none = articles(5)
         Article.objects.filter(pk=own.pk).update(updated_at=at(9))
         Article.objects.filter(pk=by_author.pk).update(updated_at=at(1), author=author)
         Comment.objects.create(article=by_comment, created_at=at(2))
