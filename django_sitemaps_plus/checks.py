@@ -115,6 +115,9 @@ def check_sections(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
                     id=f"{ID}.E008",
                 )
             )
+        # Each extension checks its own configuration (ids E101-E139).
+        for extension in section.extensions:
+            errors.extend(extension.check(section))
         if isinstance(section, ModelSection):
             errors.extend(_model_section_errors(section, label))
         elif isinstance(section, ContribSection):

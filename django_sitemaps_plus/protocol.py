@@ -136,3 +136,10 @@ NEWS_LANGUAGE_RE: Final = re.compile(r"[a-z]{2,3}|zh-cn|zh-tw")
 HREFLANG_RE: Final = re.compile(
     r"x-default|[a-z]{2}(?:-[a-z]{4})?(?:-(?:[a-z]{2}|\d{3}))?", re.IGNORECASE
 )
+
+# Extension limits used by the generator (django_sitemaps_plus.extensions) ------
+
+#: Google Video: the uploader's name is at most 255 characters.
+MAX_VIDEO_UPLOADER_LENGTH: Final = 255
+#: Google Video: platform values, space-separated, with relationship allow/deny.
+VIDEO_PLATFORMS: Final = frozenset({"web", "mobile", "tv"})

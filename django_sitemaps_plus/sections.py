@@ -21,7 +21,7 @@ from decimal import Decimal
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import EmptyResultSet, ImproperlyConfigured
 from django.db import connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Count, Func, Max
@@ -196,6 +196,9 @@ class Section:
         an extension that gives an item several entries (``versions``, as
         hreflang does) replaces the item's one location with them.
         """
+        if self._renders_plain():
+            yield from self._render_plain(rows)
+            return
         fetched = [ext.fetch(self, [row[0] for row in rows]) for ext in self.extensions]
         for position, (item, url, lastmod, values) in enumerate(rows):
             children = ""
@@ -221,6 +224,58 @@ class Section:
                 )
                 if entry is not None:
                     yield entry
+
+    def _renders_plain(self) -> bool:
+        """No extensions, and changefreq/priority the same for every item."""
+        cls = type(self)
+        return (
+            not self.extensions
+            and cls.get_changefreq is Section.get_changefreq
+            and cls.get_priority is Section.get_priority
+            and cls._entry is Section._entry
+        )
+
+    def _render_plain(self, rows: Sequence[Row]) -> list[str]:
+        """``_render`` for a plain section: what ``_entry`` gives, per batch.
+
+        The limits, changefreq and priority are read once per batch instead
+        of once per row; each entry is one f-string. Drops are logged as
+        ``_entry`` logs them.
+        """
+        max_length = self.get_max_loc_length()
+        budget = self.entry_budget()
+        priority = self.priority
+        # What follows loc and lastmod in every entry (url_entry's order).
+        tail = xml.url_entry(
+            "",
+            None,
+            self.changefreq,
+            None if priority in (None, "") else f"{Decimal(str(priority)):.1f}",
+        ).removeprefix("<url><loc></loc>")
+        escape = xml.escape
+        entries = []
+        for item, url, lastmod, _ in rows:
+            if url is None:
+                continue
+            if len(url) > max_length:
+                self._drop(item, f"is longer than {max_length:,} characters")
+                continue
+            if lastmod:
+                entry = f"<url><loc>{escape(url)}</loc><lastmod>{lastmod}</lastmod>{tail}"
+            else:
+                entry = f"<url><loc>{escape(url)}</loc>{tail}"
+            if len(entry) > budget or not entry.isascii():
+                size = xml.byte_length(entry)
+                if size > budget:
+                    self._drop(
+                        item,
+                        f"takes {size:,} bytes, over the per-URL budget of {budget:,} that "
+                        f"keeps files under {protocol.MAX_FILE_BYTES:,} bytes; "
+                        "raise max_loc_length",
+                    )
+                    continue
+            entries.append(entry)
+        return entries
 
     def _locator(self, item: Any, values: Sequence[Any] | None) -> Callable[[str], str | None]:
         return lambda language: self.location_in(language, item, values)
@@ -372,6 +427,33 @@ class _PkPage(Func):
             f"ELSE (%(expressions)s - 1) {operator} {self.width} + 1 END)"
         )
         return super().as_sql(compiler, connection, template=template, **extra_context)
+
+
+def _fetch_chunks(queryset: models.QuerySet[Any]) -> Iterator[list[tuple[Any, ...]]]:
+    """The rows of a ``values_list`` queryset, ``BATCH_ROWS`` per list.
+
+    The compiled SQL runs on a plain cursor and is read with ``fetchmany``:
+    no per-row iterator machinery, and each chunk's rows go through the
+    backend's converters only when a column has any (a W3C text lastmod, a
+    slug or an integer has none). On PostgreSQL this is a client-side cursor:
+    one round trip for the page, where ``iterator()``'s server-side cursor
+    takes one per chunk.
+    """
+    compiler = queryset.query.get_compiler(queryset.db)
+    try:
+        sql, params = compiler.as_sql()
+    except EmptyResultSet:
+        return
+    converters = compiler.get_converters([col for col, _, _ in compiler.select])
+    with connections[queryset.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        while True:
+            rows = cursor.fetchmany(BATCH_ROWS)
+            if not rows:
+                return
+            if converters:
+                rows = [tuple(row) for row in compiler.apply_converters(rows, converters)]
+            yield rows
 
 
 class ModelSection(Section):
@@ -544,19 +626,24 @@ class ModelSection(Section):
             if lastmod_column is not None:
                 columns.append(lastmod_column)
             width = len(fields)
-            for row in queryset.values_list(*columns).iterator(chunk_size=BATCH_ROWS):
-                lastmod = (row[-1] if in_sql else format_w3c(row[-1])) if spec else None
-                try:
-                    url: str | None = site.absolute(template.path(row[1 : 1 + width]))
-                except NoReverseMatch:
-                    self._drop(
-                        row[0], f"does not reverse {self.url_name!r} with {row[1 : 1 + width]!r}"
-                    )
-                    url = None
-                batch.append((row[0], url, lastmod, row[1 : 1 + width]))
-                if len(batch) >= BATCH_ROWS:
-                    yield batch
-                    batch = []
+            # The kwarg values travel with each row only for the extensions
+            # (hreflang re-locates the item per language); slicing costs.
+            keep_values = bool(self.extensions)
+            for chunk in _fetch_chunks(queryset.values_list(*columns)):
+                if not spec:
+                    lastmods: list[str | None] = [None] * len(chunk)
+                elif in_sql:
+                    lastmods = [row[-1] for row in chunk]
+                else:
+                    lastmods = [format_w3c(row[-1]) for row in chunk]
+                urls: Sequence[str | None] | None = template.paths(chunk, 1, site.base_url)
+                if urls is None:
+                    urls = [self._template_url(template, row[1 : 1 + width], row[0], site)
+                            for row in chunk]  # fmt: skip
+                yield [
+                    (row[0], url, lastmod, row[1 : 1 + width] if keep_values else None)
+                    for row, url, lastmod in zip(chunk, urls, lastmods)
+                ]
         else:
             if lastmod_column is not None:
                 queryset = queryset.annotate(_sitemaps_lastmod=lastmod_column)
@@ -569,6 +656,15 @@ class ModelSection(Section):
                     batch = []
         if batch:
             yield batch
+
+    def _template_url(
+        self, template: LocationTemplate, values: Sequence[Any], key: Any, site: SiteContext
+    ) -> str | None:
+        try:
+            return site.absolute(template.path(values))
+        except NoReverseMatch:
+            self._drop(key, f"does not reverse {self.url_name!r} with {tuple(values)!r}")
+            return None
 
     def _drop(self, item: Any, why: str) -> None:
         if not isinstance(item, models.Model):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
@@ -46,6 +46,105 @@ class Extension:
         """The XML of this extension's children for one ``<url>`` (escaped)."""
         return ""
 
+    def urls_per_item(self, section: Section) -> int:
+        """Most ``<url>`` entries one item gives through this extension.
+
+        1 for extensions that only add children. hreflang gives one entry per
+        language version, so a section's files hold ``urls_per_file //
+        urls_per_item`` items: the 50,000-URL count and the byte cap hold for
+        the entries, not the items.
+        """
+        return 1
+
+    def versions(
+        self,
+        section: Section,
+        item: Any,
+        data: Any,
+        site: SiteContext,
+        locate: Callable[[str], str | None],
+    ) -> Sequence[tuple[str, str]] | None:
+        """The item's ``<url>`` entries as (absolute URL, children), or None.
+
+        None (the default) keeps the item's one location. An extension that
+        gives an item several entries returns them here (at most
+        ``urls_per_item``); ``locate(language)`` is the item's location with
+        that language active (a path or an absolute URL, None when it does
+        not reverse). The children returned are written before those of
+        ``children()`` of every extension.
+        """
+        return None
+
     def check(self, section: Section) -> list[CheckMessage]:
         """System check messages for ``section``'s use of this extension."""
         return []
+
+
+# Helpers shared by the extensions ------------------------------------------------
+
+
+def loc_budget(section: Section) -> int:
+    """Bytes budgeted for one escaped URL of ``section`` (as for its locs)."""
+    return section.get_max_loc_length() * 3 // 2
+
+
+def media_url(value: Any, site: SiteContext, max_length: int) -> tuple[str | None, str | None]:
+    """An image, video or thumbnail address made absolute: ``(url, None)`` or ``(None, why)``.
+
+    ``value`` is a ``FieldFile`` (its storage's URL), an absolute URL (any
+    host: a CDN or a storage bucket is fine for media), a protocol-relative
+    ``//host/path`` (the site's scheme is used) or a path from the site's root
+    (``/media/a.jpg``, made absolute on the site). Non-ASCII is percent-encoded.
+    """
+    from django.utils.encoding import iri_to_uri
+
+    from django_sitemaps_plus import protocol
+
+    if hasattr(value, "url") and hasattr(value, "name"):  # a FieldFile
+        if not value.name:
+            return None, "is empty"
+        value = value.url
+    text = str(value).strip() if value is not None else ""
+    if not text:
+        return None, "is empty"
+    text = iri_to_uri(text)
+    if text.startswith("//"):
+        text = f"{site.scheme}:{text}"
+    elif text.startswith("/"):
+        text = site.absolute(text)
+    problem = protocol.loc_problem(text)
+    if problem:
+        return None, f"({value!r}) is not usable: {problem}"
+    if len(text) > max_length:
+        return None, f"is longer than {max_length:,} characters"
+    return text, None
+
+
+def resolve_field(model: Any, path: str) -> Any:
+    """The model field at the end of ``path`` (``"cover"``, ``"images__file"``).
+
+    Raises ``LookupError`` with a readable message when a part is missing.
+    """
+    from django.core.exceptions import FieldDoesNotExist
+
+    current = model
+    field: Any = None
+    for part in path.split("__"):
+        if current is None:
+            raise LookupError(f"{path!r}: {part!r} follows a field that is not a relation")
+        try:
+            field = current._meta.get_field(part)
+        except FieldDoesNotExist:
+            raise LookupError(f"{path!r}: {current._meta.label} has no field {part!r}") from None
+        current = field.related_model if field.is_relation else None
+    return field
+
+
+def storage_url(field: Any, name: Any) -> Any:
+    """A column value of ``field`` as fetched by ``values_list``: file names of
+    a FileField/ImageField become their storage URL, other values are kept."""
+    from django.db import models
+
+    if isinstance(field, models.FileField):
+        return field.storage.url(name) if name else None
+    return name

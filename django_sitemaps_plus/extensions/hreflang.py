@@ -1,0 +1,311 @@
+"""Language versions: one ``<url>`` per language, each listing every version.
+
+``Hreflang()`` on a section's ``extensions`` gives every item one ``<url>``
+entry per language it exists in, each carrying ``xhtml:link rel="alternate"``
+for *all* versions, itself included, plus ``x-default``: the sets are the same
+in every entry of an item, so they are reciprocal by construction (rule book
+§4, Google's "Tell Google about localized versions of your page").
+
+Languages default to ``settings.LANGUAGES``; each version's location is the
+section's location computed with that language active, which is what
+``i18n_patterns`` needs (on ``ModelSection``'s fast path the URL pattern is
+reversed once per language). Objects that exist in some languages only say so
+through the section's ``item_languages(item)`` hook; models translated with
+django-parler are recognised without one (one query per batch of rows).
+
+Versions may live on other hosts (``hosts={"de": "https://example.de"}``): every
+version is linked, but a file only lists ``<loc>`` entries on its own scheme
+and host (a sitemap may not list another host's URLs); example.de's sitemap
+lists the German ones, with the same links.
+
+An item with L versions gives up to L entries, so ``urls_per_item`` is L and a
+section's files hold ``urls_per_file() // L`` items; each link is budgeted at
+the section's ``max_loc_length``, so a file never passes 52,428,800 bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlsplit
+
+from django.apps import apps
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, Warning
+from django.db import models
+from django.utils.encoding import iri_to_uri
+
+from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus.extensions.base import Extension, loc_budget
+from django_sitemaps_plus.location import absolute_location
+
+if TYPE_CHECKING:
+    from django_sitemaps_plus.location import SiteContext
+    from django_sitemaps_plus.sections import Section
+
+X_DEFAULT = "x-default"
+_LINK_TAGS = '<xhtml:link rel="alternate" hreflang="" href=""/>'
+
+
+def hreflang_code(language: str) -> str:
+    """A Django language code as a BCP 47 hreflang value.
+
+    ``"pt-br"`` → ``"pt-BR"``, ``"zh-hans"`` → ``"zh-Hans"``, ``"sr-latn"`` →
+    ``"sr-Latn"``; hreflang is case-insensitive, this is the customary form.
+    """
+    parts = language.replace("_", "-").split("-")
+    out = [parts[0].lower()]
+    for part in parts[1:]:
+        if len(part) == 4:
+            out.append(part.title())
+        elif len(part) == 2:
+            out.append(part.upper())
+        else:
+            out.append(part)
+    return "-".join(out)
+
+
+class Hreflang(Extension):
+    """``xhtml:link`` alternates: one ``<url>`` per language version.
+
+    :param languages: Django language codes; default: ``settings.LANGUAGES``.
+    :param x_default: ``True`` (the default): ``x-default`` names the version
+        in ``settings.LANGUAGE_CODE``; a language code names that version;
+        ``False`` writes no ``x-default``.
+    :param hosts: language → base URL (``"https://example.de"``) for versions
+        on other hosts; languages not named are on the host of the file.
+    :param codes: language → hreflang value where ``hreflang_code`` is not
+        the one you want (``{"en": "en-GB"}``).
+    """
+
+    prefix: ClassVar[str] = "xhtml"
+    namespace: ClassVar[str] = protocol.XHTML_NS
+
+    def __init__(
+        self,
+        languages: Sequence[str] | None = None,
+        *,
+        x_default: bool | str = True,
+        hosts: Mapping[str, str] | None = None,
+        codes: Mapping[str, str] | None = None,
+    ) -> None:
+        self.languages = None if languages is None else list(languages)
+        self.x_default = x_default
+        self.hosts = {lang: base.rstrip("/") for lang, base in (hosts or {}).items()}
+        self.codes = dict(codes or {})
+
+    # Configuration ------------------------------------------------------------
+
+    def get_languages(self) -> list[str]:
+        if self.languages is not None:
+            return list(self.languages)
+        return [code for code, _ in settings.LANGUAGES]
+
+    def get_code(self, language: str) -> str:
+        return self.codes.get(language) or hreflang_code(language)
+
+    def default_language(self) -> str | None:
+        """The language whose version ``x-default`` names, or None."""
+        if self.x_default is False:
+            return None
+        languages = self.get_languages()
+        if isinstance(self.x_default, str):
+            return self.x_default
+        for candidate in (settings.LANGUAGE_CODE, settings.LANGUAGE_CODE.split("-")[0]):
+            if candidate in languages:
+                return candidate
+        return languages[0] if languages else None
+
+    # Sizing -----------------------------------------------------------------------
+
+    def urls_per_item(self, section: Section) -> int:
+        return max(1, len(self.get_languages()))
+
+    def max_bytes(self, section: Section) -> int:
+        languages = self.get_languages()
+        links = len(languages) + (1 if self.default_language() else 0)
+        longest_code = max([len(self.get_code(lang)) for lang in languages] + [len(X_DEFAULT)])
+        return links * (len(_LINK_TAGS) + longest_code + loc_budget(section))
+
+    # Which languages each item exists in ------------------------------------------
+
+    def fetch(self, section: Section, items: Sequence[Any]) -> Sequence[Any]:
+        """The languages each item exists in (None: all), one query per batch at most.
+
+        The section's ``item_languages(item)`` hook wins when defined; a
+        django-parler model's languages are those of its translation rows.
+        """
+        hook: Callable[[Any], Iterable[str] | None] | None = getattr(
+            section, "item_languages", None
+        )
+        if hook is not None:
+            return [_as_set(hook(item)) for item in items]
+        model = getattr(section, "model", None)
+        if model is not None and _is_parler_model(model):
+            return _parler_languages(section, model, items)
+        return [None] * len(items)
+
+    # Entries ---------------------------------------------------------------------
+
+    def versions(
+        self,
+        section: Section,
+        item: Any,
+        data: Any,
+        site: SiteContext,
+        locate: Callable[[str], str | None],
+    ) -> Sequence[tuple[str, str]]:
+        available: Collection[str] | None = data
+        max_length = section.get_max_loc_length()
+        urls: list[tuple[str, str, bool]] = []  # (language, url, on this file's site)
+        for language in self.get_languages():
+            if available is not None and language not in available:
+                continue
+            location = locate(language)
+            if location is None:
+                section._drop(item, f"does not reverse in {language!r}")
+                continue
+            url, local, why = self._absolute(location, language, site)
+            if url is not None and len(url) > max_length:
+                url, why = None, f"is longer than {max_length:,} characters"
+            if url is None:
+                section._drop(item, f"in {language!r} {why}")
+                continue
+            urls.append((language, url, local))
+        if not urls:
+            return ()
+        links = [
+            f'<xhtml:link rel="alternate" hreflang="{xml.escape(self.get_code(language))}"'
+            f' href="{xml.escape(url)}"/>'
+            for language, url, _ in urls
+        ]
+        default = self.default_language()
+        for language, url, _ in urls:
+            if language == default:
+                links.append(
+                    f'<xhtml:link rel="alternate" hreflang="{X_DEFAULT}" href="{xml.escape(url)}"/>'
+                )
+                break
+        children = "".join(links)
+        return [(url, children) for _, url, local in urls if local]
+
+    def _absolute(
+        self, location: str, language: str, site: SiteContext
+    ) -> tuple[str | None, bool, str | None]:
+        """(absolute URL or None, whether it is on ``site``, why not)."""
+        host = self.hosts.get(language)
+        if host is None and location.startswith("/") and not location.startswith("//"):
+            url, why = absolute_location(location, site)
+            return url, True, why
+        uri = iri_to_uri(location)
+        if uri.startswith("/") and not uri.startswith("//"):
+            uri = (host or site.base_url) + uri
+        problem = protocol.loc_problem(uri)
+        if problem:
+            return None, False, f"is {problem}"
+        parts = urlsplit(uri)
+        local = parts.scheme == site.scheme and parts.netloc.lower() == site.netloc
+        return uri, local, None
+
+    # System checks -----------------------------------------------------------------
+
+    def check(self, section: Section) -> list[CheckMessage]:
+        label = f"Sitemap section {section.get_name()!r}"
+        errors: list[CheckMessage] = []
+        languages = self.get_languages()
+        if not languages:
+            errors.append(
+                Error(
+                    f"{label}: Hreflang has no languages.",
+                    hint="Set LANGUAGES, or pass Hreflang(languages=[...]).",
+                    obj=section,
+                    id="sitemaps_plus.E101",
+                )
+            )
+        for language in languages:
+            code = self.get_code(language)
+            if not protocol.HREFLANG_RE.fullmatch(code):
+                errors.append(
+                    Error(
+                        f"{label}: {code!r} (for {language!r}) is not an hreflang value.",
+                        hint="An ISO 639-1 language, optionally with a script and/or a "
+                        "region ('en', 'zh-Hant', 'en-GB'); map it with codes={...}.",
+                        obj=section,
+                        id="sitemaps_plus.E101",
+                    )
+                )
+        if isinstance(self.x_default, str) and self.x_default not in languages:
+            errors.append(
+                Error(
+                    f"{label}: x_default {self.x_default!r} is not one of the languages "
+                    f"{languages}.",
+                    obj=section,
+                    id="sitemaps_plus.E102",
+                )
+            )
+        for language, base in self.hosts.items():
+            parts = urlsplit(base)
+            if (
+                parts.scheme not in ("http", "https")
+                or not parts.netloc
+                or parts.path
+                or language not in languages
+            ):
+                errors.append(
+                    Error(
+                        f"{label}: hosts[{language!r}] = {base!r} must be the scheme and "
+                        "host of one of the section's languages.",
+                        hint="e.g. hosts={'de': 'https://example.de'}",
+                        obj=section,
+                        id="sitemaps_plus.E103",
+                    )
+                )
+        if not settings.USE_I18N:
+            errors.append(
+                Warning(
+                    f"{label}: Hreflang is used with USE_I18N = False, so every language "
+                    "version gets the same location.",
+                    obj=section,
+                    id="sitemaps_plus.W101",
+                )
+            )
+        return errors
+
+
+def _as_set(languages: Iterable[str] | None) -> frozenset[str] | None:
+    return None if languages is None else frozenset(languages)
+
+
+def _is_parler_model(model: type[models.Model]) -> bool:
+    if not apps.is_installed("parler"):
+        return False
+    from parler.models import TranslatableModelMixin
+
+    return issubclass(model, TranslatableModelMixin)
+
+
+def _parler_languages(
+    section: Section, model: type[models.Model], items: Sequence[Any]
+) -> list[frozenset[str] | None]:
+    """Languages of django-parler translation rows: one query for the batch.
+
+    For model instances (the slow path, where ``location()`` reads translated
+    fields) the translations are prefetched, which parler then uses for every
+    language, so building the versions costs no further query.
+    """
+    meta = model._parler_meta  # type: ignore[attr-defined]
+    if items and isinstance(items[0], models.Model):
+        models.prefetch_related_objects(list(items), meta.root_rel_name)
+        return [
+            frozenset(t.language_code for t in getattr(item, meta.root_rel_name).all())
+            for item in items
+        ]
+    found: dict[Any, set[str]] = {}
+    rows = (
+        meta.root_model._default_manager.filter(master_id__in=[section.item_pk(i) for i in items])
+        .order_by()
+        .values_list("master_id", "language_code")
+    )
+    for master, language in rows:
+        found.setdefault(master, set()).add(language)
+    return [frozenset(found.get(section.item_pk(item), ())) for item in items]

@@ -1,0 +1,293 @@
+"""Google News: a section of the articles published in the last two days.
+
+``NewsSection`` serves a model with a publication datetime as a news sitemap:
+each ``<url>`` carries ``news:news`` with ``news:publication`` (``news:name``,
+``news:language``), ``news:publication_date`` and ``news:title``. Only articles
+published in the last ``NEWS_WINDOW_DAYS`` (two) days are listed, newest
+first, at most ``MAX_NEWS_PER_FILE`` (1,000) per file (more give more files);
+the window moves with the clock, not with saves.
+
+Time-driven changes: an article leaves the file two days after its
+publication, and a scheduled one (published in the future) enters at its
+publication time, with no save to tell anyone. ``expires_at()`` returns the
+next such moment so a cache can expire the file then; the file's lastmod is
+the latest of its articles' changes and of the last departure.
+
+The empty case: the rule book (and the XSD) make a ``urlset`` without ``<url>``
+an error, while Google accepts an empty news sitemap. The news file stays in
+the index at all times (so its address never 404s for a crawler that knows
+it), and when no article is in the window it lists one ``<url>``: the
+section's ``landing_location`` (default: the site's root) without
+``news:news``, which is a valid document under every schema and gives Google
+News nothing to index.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from django.conf import settings
+from django.core.checks import CheckMessage, Error
+from django.db import models
+from django.db.models import Max, Min, Q
+from django.utils import timezone
+
+from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus.extensions.base import Extension, resolve_field
+from django_sitemaps_plus.lastmod import format_w3c, latest
+from django_sitemaps_plus.sections import ModelSection, PageInfo, Section
+
+if TYPE_CHECKING:
+    from django_sitemaps_plus.location import SiteContext
+
+_NEWS_TAGS = (
+    "<news:news><news:publication><news:name></news:name><news:language></news:language>"
+    "</news:publication><news:publication_date>2000-01-01T00:00:00Z</news:publication_date>"
+    "<news:title></news:title></news:news>"
+)
+#: Bytes one character of free text may take once UTF-8 encoded and escaped
+#: ("&quot;" is six bytes).
+_CHAR_BYTES = 6
+
+
+def news_language(language: str) -> str:
+    """A Django language code as Google News wants it: ISO 639, or zh-cn / zh-tw."""
+    code = language.lower().replace("_", "-")
+    if code in ("zh-hans", "zh-cn", "zh-sg", "zh-my"):
+        return "zh-cn"
+    if code.startswith("zh-"):
+        return "zh-tw"
+    return code.split("-")[0]
+
+
+class News(Extension):
+    """``news:news`` for the entries of a ``NewsSection`` (added by it)."""
+
+    prefix: ClassVar[str] = "news"
+    namespace: ClassVar[str] = protocol.NEWS_NS
+
+    def max_bytes(self, section: Section) -> int:
+        assert isinstance(section, NewsSection)
+        name = len(section.publication_name or "") * _CHAR_BYTES
+        return len(_NEWS_TAGS) + name + 8 + section.max_title_length * _CHAR_BYTES
+
+    def fetch(self, section: Section, items: Sequence[Any]) -> Sequence[Any]:
+        assert isinstance(section, NewsSection)
+        title, date = section.title_field, section.date_field
+        if items and isinstance(items[0], models.Model) and "__" not in title:
+            return [(getattr(item, title), getattr(item, date)) for item in items]
+        rows = dict(
+            (key, (t, d))
+            for key, t, d in section.get_model()
+            ._base_manager.filter(pk__in=[section.item_pk(i) for i in items])
+            .order_by()
+            .values_list("pk", title, date)
+        )
+        return [rows.get(section.item_pk(item), (None, None)) for item in items]
+
+    def children(self, section: Section, item: Any, data: Any, site: SiteContext) -> str:
+        assert isinstance(section, NewsSection)
+        title, published = data
+        if not title or published is None:
+            section._drop(item, "has no news title or publication date")
+            return ""
+        if len(title) > section.max_title_length:
+            section._drop(item, f"has a news title over {section.max_title_length:,} characters")
+            return ""
+        return (
+            "<news:news><news:publication>"
+            f"<news:name>{xml.escape(section.publication_name or '')}</news:name>"
+            f"<news:language>{section.get_publication_language()}</news:language>"
+            "</news:publication>"
+            f"<news:publication_date>{format_w3c(published)}</news:publication_date>"
+            f"<news:title>{xml.escape(str(title))}</news:title>"
+            "</news:news>"
+        )
+
+    def check(self, section: Section) -> list[CheckMessage]:
+        if not isinstance(section, NewsSection):
+            return [
+                Error(
+                    f"Sitemap section {section.get_name()!r}: News is added by NewsSection; "
+                    "subclass NewsSection instead of listing News in extensions.",
+                    obj=section,
+                    id="sitemaps_plus.E121",
+                )
+            ]
+        return section.news_errors()
+
+
+class NewsSection(ModelSection):
+    """Articles of the last two days as a Google News sitemap.
+
+    Set ``publication_name`` (as it appears on Google News), ``date_field`` (a
+    DateTimeField: when the article was published) and ``title_field``. The
+    language defaults to ``settings.LANGUAGE_CODE``. ``lastmod_fields``
+    defaults to ``[date_field]``.
+    """
+
+    name: str | None = "news"
+    #: The publication's name exactly as on Google News.
+    publication_name: str | None = None
+    #: ISO 639 code (``zh-cn``/``zh-tw`` for Chinese); None: from LANGUAGE_CODE.
+    publication_language: str | None = None
+    date_field: str = "published_at"
+    title_field: str = "title"
+    #: Longest title written (longer ones are dropped, logged); sizes the file.
+    max_title_length: int = 1_000
+    #: The one ``<url>`` listed while no article is in the window (a path or
+    #: a URL name): a news file is never an empty, schema-invalid urlset.
+    landing_location: str = "/"
+
+    def __init__(self, model: type[models.Model] | None = None, **options: Any) -> None:
+        super().__init__(model, **options)
+        if not self.lastmod_fields:
+            self.lastmod_fields = [self.date_field]
+        if not any(isinstance(ext, News) for ext in self.extensions):
+            self.extensions = [News(), *self.extensions]
+
+    def get_publication_language(self) -> str:
+        return self.publication_language or news_language(settings.LANGUAGE_CODE)
+
+    def urls_per_file(self) -> int:
+        # Google News: at most 1,000 news:news per file.
+        return min(super().urls_per_file(), protocol.MAX_NEWS_PER_FILE)
+
+    # The window -----------------------------------------------------------------
+
+    def _window(self, now: dt.datetime) -> models.QuerySet[Any]:
+        cutoff = now - dt.timedelta(days=protocol.NEWS_WINDOW_DAYS)
+        window: models.QuerySet[Any] = self.get_queryset().filter(
+            **{f"{self.date_field}__gt": cutoff, f"{self.date_field}__lte": now}
+        )
+        return window
+
+    def _ordered_keys(self, now: dt.datetime) -> list[Any]:
+        window = self._window(now).order_by(f"-{self.date_field}", "-pk")
+        return list(window.values_list("pk", flat=True))
+
+    def _clock(self, now: dt.datetime) -> dict[str, Any]:
+        """One aggregate: the oldest article in the window, the next scheduled
+        one and the newest one that has left."""
+        date = self.date_field
+        cutoff = now - dt.timedelta(days=protocol.NEWS_WINDOW_DAYS)
+        return self.get_queryset().aggregate(
+            oldest=Min(date, filter=Q(**{f"{date}__gt": cutoff, f"{date}__lte": now})),
+            upcoming=Min(date, filter=Q(**{f"{date}__gt": now})),
+            departed=Max(date, filter=Q(**{f"{date}__lte": cutoff})),
+        )
+
+    def expires_at(self, number: int, site: SiteContext) -> dt.datetime | None:
+        """The next moment the news files change by the clock alone.
+
+        The earliest of: the oldest listed article leaving the window (its
+        publication date plus two days) and the next scheduled article
+        entering it. Every news file shifts then (pages are newest first), so
+        a cache must expire them at that moment. None: nothing will change
+        without a save.
+        """
+        clock = self._clock(timezone.now())
+        window = dt.timedelta(days=protocol.NEWS_WINDOW_DAYS)
+        moments = [clock["upcoming"], clock["oldest"] and clock["oldest"] + window]
+        return min((m for m in moments if m is not None), default=None)
+
+    # Pages ------------------------------------------------------------------------
+
+    def index_pages(self, site: SiteContext) -> list[PageInfo]:
+        now = timezone.now()
+        window = self._window(now)
+        rows = list(
+            window.annotate(_sitemaps_lastmod=self.lastmod_spec.row_expression()).values_list(
+                "_sitemaps_lastmod", flat=True
+            )
+        )
+        departed = self._clock(now)["departed"]
+        left_at = departed + dt.timedelta(days=protocol.NEWS_WINDOW_DAYS) if departed else None
+        # Pages are newest first, so an article arriving or leaving shifts
+        # every file: they share the lastmod of the whole window.
+        lastmod = latest([*rows, left_at])
+        if not rows:
+            return [PageInfo(1, lastmod, 1)]
+        size = self.items_per_file()
+        return [
+            PageInfo(start // size + 1, lastmod, len(rows[start : start + size]))
+            for start in range(0, len(rows), size)
+        ]
+
+    def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
+        for page in self.index_pages(site):
+            if page.number == number:
+                return page
+        return None
+
+    def _page_queryset(self, number: int) -> models.QuerySet[Any]:
+        size = self.items_per_file()
+        keys = self._ordered_keys(timezone.now())[(number - 1) * size : number * size]
+        page: models.QuerySet[Any] = self.get_queryset().filter(pk__in=keys)
+        ordered: models.QuerySet[Any] = page.order_by(f"-{self.date_field}", "-pk")
+        return ordered
+
+    def page_entries(self, number: int, site: SiteContext) -> Iterator[str]:
+        listed = False
+        for entry in super().page_entries(number, site):
+            listed = True
+            yield entry
+        if not listed and number == 1:
+            yield from self._landing_entry(site)
+
+    def _landing_entry(self, site: SiteContext) -> Iterator[str]:
+        url = self._location_url(self.landing_location, site)
+        entry = self._entry(self.landing_location, url, None)
+        if entry is not None:
+            yield entry
+
+    def location(self, item: Any) -> str:
+        if isinstance(item, str):
+            return Section.location(self, item)
+        return super().location(item)
+
+    # Checks -------------------------------------------------------------------------
+
+    def news_errors(self) -> list[CheckMessage]:
+        label = f"Sitemap section {self.get_name()!r}"
+        errors: list[CheckMessage] = []
+        if not self.publication_name:
+            errors.append(
+                Error(
+                    f"{label}: NewsSection needs publication_name, the publication's name "
+                    "as it appears on Google News.",
+                    obj=self,
+                    id="sitemaps_plus.E122",
+                )
+            )
+        try:
+            field = resolve_field(self.get_model(), self.date_field)
+        except LookupError as exc:
+            errors.append(Error(f"{label}: date_field {exc}.", obj=self, id="sitemaps_plus.E123"))
+        else:
+            if not isinstance(field, models.DateTimeField):
+                errors.append(
+                    Error(
+                        f"{label}: date_field {self.date_field!r} is a "
+                        f"{type(field).__name__}; the two-day window needs a DateTimeField.",
+                        obj=self,
+                        id="sitemaps_plus.E123",
+                    )
+                )
+        try:
+            resolve_field(self.get_model(), self.title_field)
+        except LookupError as exc:
+            errors.append(Error(f"{label}: title_field {exc}.", obj=self, id="sitemaps_plus.E124"))
+        language = self.get_publication_language()
+        if not protocol.NEWS_LANGUAGE_RE.fullmatch(language):
+            errors.append(
+                Error(
+                    f"{label}: publication language {language!r} is not an ISO 639 code "
+                    "(or zh-cn / zh-tw).",
+                    obj=self,
+                    id="sitemaps_plus.E125",
+                )
+            )
+        return errors

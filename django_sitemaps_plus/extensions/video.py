@@ -1,0 +1,441 @@
+"""Video: ``video:video`` for the pages that show a video.
+
+Each video needs a thumbnail, a title, a description and a content or player
+URL (``content_loc`` / ``player_loc``); the optional elements are duration,
+expiration_date, rating, view_count, publication_date, tag (up to 32),
+family_friendly, restriction, requires_subscription, uploader, platform and
+live, written in the order of Google's schema. ``category``, ``gallery_loc``,
+``price`` and ``tvshow`` (deprecated by Google in 2022) are never written.
+
+Values come from model fields (``Video(fields={"title": "title", ...})``, one
+query per batch of rows, paths across relations allowed) or from a method
+returning ``VideoInfo`` objects (on the section, called with the item, or
+else on the model instance). Every value is checked against Google's limits
+before it is written: a video missing a required value, or with a title over
+100 characters or a description over 2,048, is left out; an optional value
+out of range (duration outside 1 to 28,800 seconds, rating outside 0.0 to 5.0,
+more than 32 tags, a malformed country list) is left out of that video. Each
+omission is logged as a warning; the system checks flag model fields whose
+``max_length`` lets values past the limits in. An invalid file is never written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from django.core.checks import CheckMessage, Error, Warning
+from django.db import models
+
+from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus.extensions.base import (
+    Extension,
+    media_url,
+    resolve_field,
+    storage_url,
+)
+from django_sitemaps_plus.lastmod import format_w3c
+
+if TYPE_CHECKING:
+    from django_sitemaps_plus.location import SiteContext
+    from django_sitemaps_plus.sections import Section
+
+logger = logging.getLogger("django_sitemaps_plus")
+
+Relationship = Literal["allow", "deny"]
+
+#: Bytes one ``video:video`` may take unless told otherwise; a larger one is
+#: left out (logged). It sizes the section's files: 16 KiB fits a 2,048-
+#: character description in any script, the locations and 32 short tags.
+DEFAULT_MAX_BYTES_PER_VIDEO = 16_384
+_COUNTRIES_RE = re.compile(r"[A-Z]{2}(?: [A-Z]{2})*")
+_PLATFORMS = protocol.VIDEO_PLATFORMS
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    """One video of a page, as Google's video sitemap describes it."""
+
+    thumbnail_loc: Any
+    title: str
+    description: str
+    content_loc: Any = None
+    player_loc: Any = None
+    duration: int | None = None
+    expiration_date: dt.date | dt.datetime | None = None
+    rating: float | Decimal | None = None
+    view_count: int | None = None
+    publication_date: dt.date | dt.datetime | None = None
+    tags: Sequence[str] = ()
+    family_friendly: bool | None = None
+    #: Country codes (ISO 3166 alpha-2) where the video may (allow) or may not
+    #: (deny) be played.
+    restriction: Sequence[str] | None = None
+    restriction_relationship: Relationship = "allow"
+    requires_subscription: bool | None = None
+    uploader: str | None = None
+    uploader_info: Any = None
+    #: Subset of "web", "mobile", "tv".
+    platforms: Sequence[str] | None = None
+    platform_relationship: Relationship = "allow"
+    live: bool | None = None
+
+
+_INFO_FIELDS = frozenset(f.name for f in fields(VideoInfo))
+_REQUIRED = ("thumbnail_loc", "title", "description")
+_URL_FIELDS = ("thumbnail_loc", "content_loc", "player_loc", "uploader_info")
+
+
+class Video(Extension):
+    """``video:video`` children from field paths or a method.
+
+    :param fields: ``VideoInfo`` attribute → model field path
+        (``{"thumbnail_loc": "thumbnail", "title": "title", "description":
+        "summary", "content_loc": "file", "duration": "seconds"}``); a path
+        across a reverse relation gives one video per related row.
+    :param method: the name of a method returning a ``VideoInfo``, an
+        iterable of them, or None.
+    :param prefetch: relations prefetched once per batch for ``method``.
+    :param max_per_url: videos each entry is sized for; more are left out, logged.
+    :param max_bytes_per_video: budget of one ``video:video``; larger ones are
+        left out, logged.
+    """
+
+    prefix: ClassVar[str] = "video"
+    namespace: ClassVar[str] = protocol.VIDEO_NS
+
+    def __init__(
+        self,
+        *,
+        fields: Mapping[str, str] | None = None,
+        method: str | None = None,
+        prefetch: Sequence[str] = (),
+        max_per_url: int = 1,
+        max_bytes_per_video: int = DEFAULT_MAX_BYTES_PER_VIDEO,
+    ) -> None:
+        if (fields is None) == (method is None):
+            raise TypeError("Video() takes fields={...} or method=..., not both.")
+        self.fields = dict(fields or {})
+        self.method = method
+        self.prefetch = list(prefetch)
+        self.max_per_url = max_per_url
+        self.max_bytes_per_video = max_bytes_per_video
+
+    def max_bytes(self, section: Section) -> int:
+        return self.max_per_url * self.max_bytes_per_video
+
+    # Data -------------------------------------------------------------------------
+
+    def fetch(self, section: Section, items: Sequence[Any]) -> Sequence[Any]:
+        if self.method is not None:
+            return self._from_method(section, items)
+        model: type[models.Model] = section.get_model()  # type: ignore[attr-defined]
+        names = list(self.fields)
+        paths = [self.fields[name] for name in names]
+        model_fields = [resolve_field(model, path) for path in paths]
+        found: dict[Any, list[VideoInfo]] = {}
+        rows = (
+            model._base_manager.filter(pk__in=[section.item_pk(i) for i in items])
+            .order_by("pk")
+            .values_list("pk", *paths)
+        )
+        for key, *values in rows:
+            if all(v in (None, "") for v in values):
+                continue
+            found.setdefault(key, []).append(
+                _info(
+                    {
+                        name: storage_url(field, value)
+                        for name, field, value in zip(names, model_fields, values)
+                    }
+                )
+            )
+        return [found.get(section.item_pk(item), []) for item in items]
+
+    def _from_method(self, section: Section, items: Sequence[Any]) -> list[list[VideoInfo]]:
+        from django_sitemaps_plus.extensions.images import _instances
+
+        name = self.method or ""
+        on_section = getattr(section, name, None)
+        if on_section is not None:
+            return [_as_list(on_section(item)) for item in items]
+        instances = _instances(section, items)
+        if self.prefetch:
+            models.prefetch_related_objects(
+                [obj for obj in instances if obj is not None], *self.prefetch
+            )
+        return [_as_list(getattr(obj, name)()) if obj is not None else [] for obj in instances]
+
+    # Output -----------------------------------------------------------------------
+
+    def children(self, section: Section, item: Any, data: Any, site: SiteContext) -> str:
+        out: list[str] = []
+        for video in data or ():
+            if len(out) >= self.max_per_url:
+                logger.warning(
+                    "Sitemap section %r: %r has more than %s videos (Video(max_per_url=...)); "
+                    "the rest are left out.",
+                    section.get_name(),
+                    item,
+                    self.max_per_url,
+                )
+                break
+            rendered = render_video(video, site, _Log(section, item))
+            if rendered is None:
+                continue
+            if xml.byte_length(rendered) > self.max_bytes_per_video:
+                _Log(section, item)(
+                    f"takes {xml.byte_length(rendered):,} bytes, over "
+                    f"max_bytes_per_video={self.max_bytes_per_video:,}; video left out"
+                )
+                continue
+            out.append(rendered)
+        return "".join(out)
+
+    # System checks ----------------------------------------------------------------
+
+    def check(self, section: Section) -> list[CheckMessage]:
+        label = f"Sitemap section {section.get_name()!r}"
+        errors: list[CheckMessage] = []
+        model = getattr(section, "model", None)
+        if self.method is not None:
+            if not (hasattr(section, self.method) or hasattr(model, self.method)):
+                errors.append(
+                    Error(
+                        f"{label}: Video(method={self.method!r}): neither the section nor "
+                        "the model has that method.",
+                        obj=section,
+                        id="sitemaps_plus.E131",
+                    )
+                )
+            return errors
+        if model is None:
+            return [
+                Error(
+                    f"{label}: Video(fields=...) needs a ModelSection; use method=... on "
+                    "other sections.",
+                    obj=section,
+                    id="sitemaps_plus.E131",
+                )
+            ]
+        unknown = sorted(set(self.fields) - _INFO_FIELDS)
+        if unknown:
+            errors.append(
+                Error(
+                    f"{label}: Video(fields=...) names {unknown}, which are not VideoInfo "
+                    "attributes.",
+                    hint="Known: " + ", ".join(sorted(_INFO_FIELDS)) + ".",
+                    obj=section,
+                    id="sitemaps_plus.E131",
+                )
+            )
+        missing = [name for name in _REQUIRED if name not in self.fields]
+        if not ({"content_loc", "player_loc"} & set(self.fields)):
+            missing.append("content_loc or player_loc")
+        if missing:
+            errors.append(
+                Error(
+                    f"{label}: Video(fields=...) lacks {', '.join(missing)}, which Google "
+                    "requires.",
+                    obj=section,
+                    id="sitemaps_plus.E132",
+                )
+            )
+        limits = {
+            "title": protocol.MAX_VIDEO_TITLE_LENGTH,
+            "description": protocol.MAX_VIDEO_DESCRIPTION_LENGTH,
+        }
+        for name, path in self.fields.items():
+            try:
+                field = resolve_field(model, path)
+            except LookupError as exc:
+                errors.append(
+                    Error(f"{label}: Video field {exc}.", obj=section, id="sitemaps_plus.E131")
+                )
+                continue
+            limit = limits.get(name)
+            max_length = getattr(field, "max_length", None)
+            if limit is not None and (max_length is None or max_length > limit):
+                errors.append(
+                    Warning(
+                        f"{label}: video {name} comes from {path!r}, which allows "
+                        f"{'any length' if max_length is None else f'{max_length:,} characters'};"
+                        f" Google allows {limit:,}, so longer values leave their video out "
+                        "of the sitemap (logged).",
+                        hint=f"Limit the field to max_length={limit} or map a shorter field.",
+                        obj=section,
+                        id="sitemaps_plus.W131",
+                    )
+                )
+        if not 1 <= self.max_per_url <= 1_000:
+            errors.append(
+                Error(
+                    f"{label}: Video(max_per_url={self.max_per_url!r}) must be 1 to 1,000.",
+                    obj=section,
+                    id="sitemaps_plus.E133",
+                )
+            )
+        return errors
+
+
+class _Log:
+    """Logs why a video or one of its values is left out."""
+
+    def __init__(self, section: Section, item: Any) -> None:
+        self.section = section
+        self.item = item
+
+    def __call__(self, why: str) -> None:
+        logger.warning(
+            "Sitemap section %r: a video of %r %s.", self.section.get_name(), self.item, why
+        )
+
+
+def _info(values: Mapping[str, Any]) -> VideoInfo:
+    known = {k: v for k, v in values.items() if k in _INFO_FIELDS}
+    if isinstance(known.get("tags"), str):
+        known["tags"] = [t.strip() for t in known["tags"].split(",") if t.strip()]
+    for name in _REQUIRED:
+        known.setdefault(name, "")
+    return VideoInfo(**known)
+
+
+def _as_list(value: VideoInfo | Iterable[VideoInfo] | None) -> list[VideoInfo]:
+    if value is None:
+        return []
+    if isinstance(value, VideoInfo):
+        return [value]
+    return list(value)
+
+
+def _yes_no(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+def _date(value: Any) -> str | None:
+    if isinstance(value, (dt.date, dt.datetime)):
+        return format_w3c(value)
+    return None
+
+
+def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
+    """One ``video:video`` element, or None (logged) when a required value is invalid.
+
+    Values outside Google's limits are never written: a required one leaves
+    the video out, an optional one is left out of it.
+    """
+    max_loc = protocol.MAX_LOC_LENGTH
+    thumbnail, why = media_url(video.thumbnail_loc, site, max_loc)
+    if thumbnail is None:
+        log(f"has a thumbnail_loc that {why}; video left out")
+        return None
+    title = (video.title or "").strip()
+    description = (video.description or "").strip()
+    if not title or len(title) > protocol.MAX_VIDEO_TITLE_LENGTH:
+        log(f"has a title of {len(title)} characters (1 to 100 allowed); video left out")
+        return None
+    if not description or len(description) > protocol.MAX_VIDEO_DESCRIPTION_LENGTH:
+        log(
+            f"has a description of {len(description):,} characters (1 to 2,048 allowed); "
+            "video left out"
+        )
+        return None
+    content = player = None
+    if video.content_loc:
+        content, why = media_url(video.content_loc, site, max_loc)
+        if content is None:
+            log(f"has a content_loc that {why}; left out")
+    if video.player_loc:
+        player, why = media_url(video.player_loc, site, max_loc)
+        if player is None:
+            log(f"has a player_loc that {why}; left out")
+    if content is None and player is None:
+        log("has neither a usable content_loc nor player_loc; video left out")
+        return None
+    parts = [
+        f"<video:video><video:thumbnail_loc>{xml.escape(thumbnail)}</video:thumbnail_loc>",
+        f"<video:title>{xml.escape(title)}</video:title>",
+        f"<video:description>{xml.escape(description)}</video:description>",
+    ]
+    if content:
+        parts.append(f"<video:content_loc>{xml.escape(content)}</video:content_loc>")
+    if player:
+        parts.append(f"<video:player_loc>{xml.escape(player)}</video:player_loc>")
+    if video.duration is not None:
+        duration = int(video.duration)
+        if protocol.MIN_VIDEO_DURATION <= duration <= protocol.MAX_VIDEO_DURATION:
+            parts.append(f"<video:duration>{duration}</video:duration>")
+        else:
+            log(f"has a duration of {duration} s (1 to 28,800 allowed); duration left out")
+    expiration = _date(video.expiration_date)
+    if expiration:
+        parts.append(f"<video:expiration_date>{expiration}</video:expiration_date>")
+    if video.rating is not None:
+        rating = Decimal(str(video.rating))
+        if protocol.MIN_VIDEO_RATING <= rating <= protocol.MAX_VIDEO_RATING:
+            parts.append(f"<video:rating>{rating}</video:rating>")
+        else:
+            log(f"has a rating of {rating} (0.0 to 5.0 allowed); rating left out")
+    if video.view_count is not None and int(video.view_count) >= 0:
+        parts.append(f"<video:view_count>{int(video.view_count)}</video:view_count>")
+    published = _date(video.publication_date)
+    if published:
+        parts.append(f"<video:publication_date>{published}</video:publication_date>")
+    tags = [t.strip() for t in video.tags if t and t.strip()]
+    if len(tags) > protocol.MAX_VIDEO_TAGS:
+        log(f"has {len(tags)} tags (32 allowed); the first 32 are listed")
+        tags = tags[: protocol.MAX_VIDEO_TAGS]
+    parts.extend(f"<video:tag>{xml.escape(tag)}</video:tag>" for tag in tags)
+    if video.family_friendly is not None:
+        parts.append(
+            f"<video:family_friendly>{_yes_no(video.family_friendly)}</video:family_friendly>"
+        )
+    if video.restriction is not None:
+        countries = " ".join(c.strip().upper() for c in video.restriction if c.strip())
+        if _COUNTRIES_RE.fullmatch(countries) and video.restriction_relationship in (
+            "allow",
+            "deny",
+        ):
+            parts.append(
+                f'<video:restriction relationship="{video.restriction_relationship}">'
+                f"{countries}</video:restriction>"
+            )
+        else:
+            log(f"has a restriction {countries!r} that is not ISO 3166 codes; left out")
+    if video.requires_subscription is not None:
+        parts.append(
+            "<video:requires_subscription>"
+            f"{_yes_no(video.requires_subscription)}</video:requires_subscription>"
+        )
+    if video.uploader:
+        uploader = video.uploader.strip()
+        if len(uploader) > protocol.MAX_VIDEO_UPLOADER_LENGTH:
+            log(f"has an uploader of {len(uploader)} characters (255 allowed); left out")
+        else:
+            info = None
+            if video.uploader_info:
+                info, why = media_url(video.uploader_info, site, max_loc)
+            attribute = f' info="{xml.escape(info)}"' if info else ""
+            parts.append(f"<video:uploader{attribute}>{xml.escape(uploader)}</video:uploader>")
+    if video.platforms is not None:
+        platforms = [p.strip().lower() for p in video.platforms if p.strip()]
+        if (
+            platforms
+            and all(p in _PLATFORMS for p in platforms)
+            and (video.platform_relationship in ("allow", "deny"))
+        ):
+            parts.append(
+                f'<video:platform relationship="{video.platform_relationship}">'
+                f"{' '.join(platforms)}</video:platform>"
+            )
+        else:
+            log(f"has platforms {platforms!r} (web, mobile, tv allowed); left out")
+    if video.live is not None:
+        parts.append(f"<video:live>{_yes_no(video.live)}</video:live>")
+    parts.append("</video:video>")
+    return "".join(parts)
