@@ -45,6 +45,8 @@ MAX_TEXT_LINE_BYTES: Final = 4 * protocol.MAX_LOC_LENGTH
 #: hreflang links waiting for their target entry; beyond this, reciprocity is
 #: checked only for links whose target was already seen (bounded memory).
 MAX_PENDING_ALTERNATES: Final = 100_000
+#: Non-entry children kept under the root before they are reported and dropped.
+MAX_STRAY_CHILDREN: Final = 1_024
 #: A timestamp this far ahead of now is still "now" (clock skew).
 FUTURE_TOLERANCE: Final = dt.timedelta(minutes=10)
 #: A date (no time) is in the future only once it has begun in UTC+14.
@@ -326,6 +328,7 @@ class XmlChecker:
         )
         self._depth = 0
         self._root: Any = None
+        self._last_entry: Any = None
         self._kind: str | None = None
         self._ns = NS
         self._locs = LocChecker(report, context)
@@ -445,21 +448,31 @@ class XmlChecker:
                     continue
                 self._depth -= 1
                 if self._depth == 1 and self._root is not None:
+                    self._end_entry(element)
+                    # Only earlier siblings are removed: libxml2 may still append
+                    # text to the node just finished (lxml's iterparse idiom).
+                    element.clear(keep_tail=True)
                     if element.getprevious() is not None:
                         self._stray_children(before=element)
-                    self._end_entry(element)
-                    element.clear(keep_tail=False)
-                    self._root.remove(element)
+                    self._last_entry = element
         except etree.XMLSyntaxError:
             return  # reported by feed()/close(), which see the same error
+        root = self._root
+        if root is not None and len(root) > MAX_STRAY_CHILDREN:
+            # Non-entry elements raise no event; drop them before they pile up
+            # (the last child may be an entry still open).
+            self._stray_children(before=root[-1])
 
     def _stray_children(self, *, before: Any = None) -> None:
         """Report and drop non-entry elements under the root (all, or those before ``before``)."""
         root = self._root
-        while len(root):
-            child = root[0]
-            if child is before:
-                return
+        child = next(iter(root), None)
+        while child is not None and child is not before:
+            following = child.getnext()
+            if child is self._last_entry:  # checked already, cleared
+                root.remove(child)
+                child = following
+                continue
             tag = child.tag
             # Elements of other namespaces under the root are allowed (xsd:any ##other).
             if (
@@ -473,6 +486,7 @@ class XmlChecker:
                     line=child.sourceline,
                 )
             root.remove(child)
+            child = following
 
     # Structure -----------------------------------------------------------------------
 
@@ -1027,6 +1041,7 @@ class TextChecker:
         self._buffer = data[start:]
         if len(self._buffer) > MAX_TEXT_LINE_BYTES and not self._skipping_long_line:
             self._line += 1
+            self._entries += 1
             self.report.add(
                 "SM305", f"a line of more than {MAX_TEXT_LINE_BYTES:,} bytes", line=self._line
             )

@@ -54,7 +54,7 @@ class Payload:
             source: Iterator[bytes] = self._inflate(_chain(first, self._raw))
         else:
             source = _chain(first, self._raw)
-        for chunk in source:
+        for chunk in _sliced(source):
             room = self.limit - self.total
             if len(chunk) > room:
                 self.total += room
@@ -94,6 +94,17 @@ class Payload:
             return
         if not inflater.eof:
             self._report.add("SM113", "gzip stream ends before its end marker (truncated)")
+
+
+def _sliced(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """Chunks of at most ``INFLATE_STEP`` bytes: libxml2 refuses one huge feed."""
+    for chunk in chunks:
+        if len(chunk) <= INFLATE_STEP:
+            yield chunk
+            continue
+        view = memoryview(chunk)
+        for start in range(0, len(chunk), INFLATE_STEP):
+            yield bytes(view[start : start + INFLATE_STEP])
 
 
 def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
