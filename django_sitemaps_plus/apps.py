@@ -11,7 +11,13 @@ class SimpleSitemapsPlusConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from django_sitemaps_plus import checks  # noqa: F401  (registers the checks)
+        from django_sitemaps_plus import (
+            checks,  # noqa: F401  (registers the checks)
+            receivers,
+        )
+
+        # Cache invalidation and IndexNow queueing on model changes.
+        receivers.connect()
 
 
 class SitemapsPlusConfig(SimpleSitemapsPlusConfig):

@@ -5,6 +5,7 @@ Every problem has a stable id, listed in docs/checks.md.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -48,6 +49,143 @@ def check_settings(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
     errors.extend(_limit_errors("SITEMAPS_PLUS['LIMIT']", conf.get("LIMIT")))
     errors.extend(_loc_length_errors("SITEMAPS_PLUS['MAX_LOC_LENGTH']", conf.get("MAX_LOC_LENGTH")))
     return errors
+
+
+_INDEXNOW_KEY_RE = re.compile(r"[A-Za-z0-9-]{8,128}")
+
+
+def _is_number(value: Any, *, minimum: float, integer: bool = False) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if integer and not isinstance(value, int):
+        return False
+    return value >= minimum
+
+
+@register(Tags.caches)
+def check_serving_settings(
+    app_configs: Sequence[Any] | None = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """Cached serving, static builds and IndexNow settings (E011-E015)."""
+    from django.conf import settings
+
+    errors: list[CheckMessage] = []
+    get = conf.get
+    if get("CACHE") and get("CACHE_ALIAS") not in settings.CACHES:
+        errors.append(
+            Error(
+                f"SITEMAPS_PLUS['CACHE_ALIAS'] = {get('CACHE_ALIAS')!r} is not in CACHES.",
+                hint="Name a cache of settings.CACHES, or set SITEMAPS_PLUS['CACHE'] = False.",
+                id=f"{ID}.E011",
+            )
+        )
+    numbers = [
+        ("CACHE_TIMEOUT", get("CACHE_TIMEOUT"), 1, True, True),
+        ("CACHE_LOCK_TIMEOUT", get("CACHE_LOCK_TIMEOUT"), 1, True, False),
+        ("CACHE_LOCK_WAIT", get("CACHE_LOCK_WAIT"), 0, False, False),
+        ("INDEXNOW_TIMEOUT", get("INDEXNOW_TIMEOUT"), 0.1, False, False),
+        ("INDEXNOW_MAX_ATTEMPTS", get("INDEXNOW_MAX_ATTEMPTS"), 1, True, False),
+    ]
+    for name, value, minimum, integer, nullable in numbers:
+        if nullable and value is None:
+            continue
+        if not _is_number(value, minimum=minimum, integer=integer):
+            kind = "an integer" if integer else "a number"
+            errors.append(
+                Error(
+                    f"SITEMAPS_PLUS[{name!r}] = {value!r} must be {kind} of at least {minimum}"
+                    + (" or None." if nullable else "."),
+                    id=f"{ID}.E012",
+                )
+            )
+    control = get("CACHE_CONTROL")
+    if control is not None and not isinstance(control, str):
+        errors.append(
+            Error(
+                f"SITEMAPS_PLUS['CACHE_CONTROL'] = {control!r} must be a header value or None.",
+                hint="For example 'public, max-age=300'.",
+                id=f"{ID}.E012",
+            )
+        )
+    serve_built = get("SERVE_BUILT")
+    if serve_built not in (None, "serve", "redirect"):
+        errors.append(
+            Error(
+                f"SITEMAPS_PLUS['SERVE_BUILT'] = {serve_built!r} is not None, 'serve' or "
+                "'redirect'.",
+                id=f"{ID}.E013",
+            )
+        )
+    storage = get("BUILD_STORAGE")
+    if storage is not None and storage not in getattr(settings, "STORAGES", {}):
+        errors.append(
+            Error(
+                f"SITEMAPS_PLUS['BUILD_STORAGE'] = {storage!r} is not an alias of STORAGES.",
+                hint="Add it to settings.STORAGES, or leave it None to use BUILD_DIR.",
+                id=f"{ID}.E014",
+            )
+        )
+    elif storage is None and serve_built and not get("BUILD_DIR"):
+        errors.append(
+            Error(
+                "SITEMAPS_PLUS['SERVE_BUILT'] is set but there is no BUILD_STORAGE or "
+                "BUILD_DIR to serve from.",
+                id=f"{ID}.E014",
+            )
+        )
+    key = get("INDEXNOW_KEY")
+    if key and not (isinstance(key, str) and _INDEXNOW_KEY_RE.fullmatch(key)):
+        errors.append(
+            Error(
+                "SITEMAPS_PLUS['INDEXNOW_KEY'] must be 8 to 128 characters of a-z, A-Z, 0-9 "
+                "and '-'.",
+                hint="IndexNow protocol: https://www.indexnow.org/documentation",
+                id=f"{ID}.E015",
+            )
+        )
+    endpoint = get("INDEXNOW_ENDPOINT")
+    parts = urlsplit(endpoint) if isinstance(endpoint, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        errors.append(
+            Error(
+                f"SITEMAPS_PLUS['INDEXNOW_ENDPOINT'] = {endpoint!r} is not an http(s) URL.",
+                id=f"{ID}.E015",
+            )
+        )
+    batch = get("INDEXNOW_BATCH_SIZE")
+    if not (_is_number(batch, minimum=1, integer=True) and batch <= 10_000):
+        errors.append(
+            Error(
+                f"SITEMAPS_PLUS['INDEXNOW_BATCH_SIZE'] = {batch!r} is not 1 to 10,000.",
+                hint="IndexNow accepts at most 10,000 URLs per submission.",
+                id=f"{ID}.E015",
+            )
+        )
+    return errors
+
+
+@register(Tags.caches, deploy=True)
+def check_cache_is_shared(
+    app_configs: Sequence[Any] | None = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """W003 (``check --deploy``): invalidation needs a cache every process shares."""
+    from django.conf import settings
+
+    if not conf.get("CACHE"):
+        return []
+    backend = str(settings.CACHES.get(conf.get("CACHE_ALIAS"), {}).get("BACKEND", ""))
+    if backend.endswith(("LocMemCache", "DummyCache")):
+        return [
+            Warning(
+                f"Sitemaps are cached in {backend.rsplit('.', 1)[-1]}: each process has "
+                "its own, so a change saved in one process does not invalidate the others "
+                "(they serve stale files for up to CACHE_TIMEOUT seconds).",
+                hint="Use Redis, Memcached or the database cache (or set SITEMAPS_PLUS["
+                "'CACHE_ALIAS'] to one) when running several processes.",
+                id=f"{ID}.W003",
+            )
+        ]
+    return []
 
 
 def _limit_errors(where: str, limit: Any) -> list[CheckMessage]:

@@ -29,6 +29,54 @@ DEFAULTS: dict[str, Any] = {
     "ROBOTS_TXT": False,
     # Import each installed app's ``sitemaps`` module in AppConfig.ready().
     "AUTODISCOVER": True,
+    # Cached serving (docs/caching.md) ----------------------------------------
+    # Serve every sitemap file from Django's cache framework.
+    "CACHE": True,
+    # Alias in settings.CACHES holding rendered files and version keys.
+    "CACHE_ALIAS": "default",
+    # Maximum age (seconds) of a cached file: the bound on staleness for writes
+    # that bypass signals (QuerySet.update(), raw SQL, other services). None:
+    # no bound (invalidation only).
+    "CACHE_TIMEOUT": 3600,
+    # Before serving a cached section file, run the page's one aggregate query
+    # (URL count and lastmod) and re-render when it moved. Catches updates that
+    # bypass signals at the cost of one query per request.
+    "CACHE_FRESHNESS_CHECK": False,
+    # Seconds the render lock lives: a render holder that dies frees it then.
+    "CACHE_LOCK_TIMEOUT": 60,
+    # Seconds a request waits for another process's render before rendering
+    # itself.
+    "CACHE_LOCK_WAIT": 15.0,
+    # Serve gzip (stored compressed) to clients that accept it.
+    "GZIP": True,
+    # Cache-Control header of sitemap responses, e.g. "public, max-age=300";
+    # None: no header.
+    "CACHE_CONTROL": None,
+    # Static builds (docs/deployment.md) ----------------------------------------
+    # Alias in settings.STORAGES that build_sitemaps writes to; None: a
+    # FileSystemStorage at BUILD_DIR.
+    "BUILD_STORAGE": None,
+    # Directory of the default FileSystemStorage for builds.
+    "BUILD_DIR": None,
+    # Folder inside the storage for the built files ("" or e.g. "sitemaps/").
+    "BUILD_PREFIX": "",
+    # Also write a .gz beside each built file (for nginx gzip_static, CDNs).
+    "BUILD_GZIP": False,
+    # Views serve built files instead of rendering: None (render), "serve"
+    # (stream from the storage) or "redirect" (302 to the storage's URL).
+    "SERVE_BUILT": None,
+    # IndexNow (docs/indexnow.md) ----------------------------------------------
+    # The site's IndexNow key (8-128 of a-z, A-Z, 0-9, '-'); None: off.
+    "INDEXNOW_KEY": None,
+    # Where submissions go; api.indexnow.org shares them with Bing, Yandex and
+    # the other participating engines.
+    "INDEXNOW_ENDPOINT": "https://api.indexnow.org/indexnow",
+    # URLs per submission; the IndexNow protocol allows at most 10,000.
+    "INDEXNOW_BATCH_SIZE": 10_000,
+    # Seconds to wait for the endpoint's answer.
+    "INDEXNOW_TIMEOUT": 10.0,
+    # Attempts per batch (with exponential backoff) before giving up for this run.
+    "INDEXNOW_MAX_ATTEMPTS": 5,
 }
 
 
@@ -71,6 +119,84 @@ class Settings:
     @property
     def AUTODISCOVER(self) -> bool:
         return bool(self.get("AUTODISCOVER"))
+
+    @property
+    def CACHE(self) -> bool:
+        return bool(self.get("CACHE"))
+
+    @property
+    def CACHE_ALIAS(self) -> str:
+        return str(self.get("CACHE_ALIAS"))
+
+    @property
+    def CACHE_TIMEOUT(self) -> int | None:
+        value = self.get("CACHE_TIMEOUT")
+        return None if value is None else int(value)
+
+    @property
+    def CACHE_FRESHNESS_CHECK(self) -> bool:
+        return bool(self.get("CACHE_FRESHNESS_CHECK"))
+
+    @property
+    def CACHE_LOCK_TIMEOUT(self) -> int:
+        return int(self.get("CACHE_LOCK_TIMEOUT"))
+
+    @property
+    def CACHE_LOCK_WAIT(self) -> float:
+        return float(self.get("CACHE_LOCK_WAIT"))
+
+    @property
+    def GZIP(self) -> bool:
+        return bool(self.get("GZIP"))
+
+    @property
+    def CACHE_CONTROL(self) -> str | None:
+        value = self.get("CACHE_CONTROL")
+        return None if value is None else str(value)
+
+    @property
+    def BUILD_STORAGE(self) -> str | None:
+        value = self.get("BUILD_STORAGE")
+        return None if value is None else str(value)
+
+    @property
+    def BUILD_DIR(self) -> str | None:
+        value = self.get("BUILD_DIR")
+        return None if value is None else str(value)
+
+    @property
+    def BUILD_PREFIX(self) -> str:
+        return str(self.get("BUILD_PREFIX") or "")
+
+    @property
+    def BUILD_GZIP(self) -> bool:
+        return bool(self.get("BUILD_GZIP"))
+
+    @property
+    def SERVE_BUILT(self) -> str | None:
+        value = self.get("SERVE_BUILT")
+        return None if value is None else str(value)
+
+    @property
+    def INDEXNOW_KEY(self) -> str | None:
+        value = self.get("INDEXNOW_KEY")
+        return str(value) if value else None
+
+    @property
+    def INDEXNOW_ENDPOINT(self) -> str:
+        return str(self.get("INDEXNOW_ENDPOINT"))
+
+    @property
+    def INDEXNOW_BATCH_SIZE(self) -> int:
+        return int(self.get("INDEXNOW_BATCH_SIZE"))
+
+    @property
+    def INDEXNOW_TIMEOUT(self) -> float:
+        return float(self.get("INDEXNOW_TIMEOUT"))
+
+    @property
+    def INDEXNOW_MAX_ATTEMPTS(self) -> int:
+        return int(self.get("INDEXNOW_MAX_ATTEMPTS"))
 
 
 conf = Settings()

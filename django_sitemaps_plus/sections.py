@@ -21,7 +21,7 @@ from decimal import Decimal
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from django.core.exceptions import EmptyResultSet, ImproperlyConfigured
+from django.core.exceptions import EmptyResultSet, ImproperlyConfigured, ObjectDoesNotExist
 from django.db import connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Count, Func, Max
@@ -183,7 +183,8 @@ class Section:
                 if set_language is not None:
                     set_language(language)
                 return self.location(item)
-        except NoReverseMatch:
+        except (NoReverseMatch, ObjectDoesNotExist):
+            # No URL in that language (or, with parler, no translation).
             return None
         finally:
             if set_language is not None:
@@ -276,6 +277,12 @@ class Section:
                     continue
             entries.append(entry)
         return entries
+
+    def _has_versions(self) -> bool:
+        """Whether an extension gives items their entries (``versions``)."""
+        from django_sitemaps_plus.extensions.base import Extension
+
+        return any(type(ext).versions is not Extension.versions for ext in self.extensions)
 
     def _locator(self, item: Any, values: Sequence[Any] | None) -> Callable[[str], str | None]:
         return lambda language: self.location_in(language, item, values)
@@ -382,8 +389,14 @@ class Section:
         size = self.items_per_file()
         items = self._all_items()[(number - 1) * size : number * size]
         for start in range(0, len(items), BATCH_ROWS):
+            own_location = not self._has_versions()
             rows: list[Row] = [
-                (item, self._location_url(item, site), format_w3c(self.lastmod(item)), None)
+                (
+                    item,
+                    self._location_url(item, site) if own_location else None,
+                    format_w3c(self.lastmod(item)),
+                    None,
+                )
                 for item in items[start : start + BATCH_ROWS]
             ]
             yield from self._render(rows, site)
@@ -647,10 +660,14 @@ class ModelSection(Section):
         else:
             if lastmod_column is not None:
                 queryset = queryset.annotate(_sitemaps_lastmod=lastmod_column)
+            # hreflang locates each language version itself; the item's own
+            # location (in the active language) may not even exist.
+            own_location = not self._has_versions()
             for obj in queryset.iterator(chunk_size=BATCH_ROWS):
                 raw = getattr(obj, "_sitemaps_lastmod", None)
                 lastmod = raw if in_sql else format_w3c(raw)
-                batch.append((obj, self._location_url(obj, site), lastmod, None))
+                url = self._location_url(obj, site) if own_location else None
+                batch.append((obj, url, lastmod, None))
                 if len(batch) >= BATCH_ROWS:
                     yield batch
                     batch = []

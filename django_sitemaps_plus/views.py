@@ -2,31 +2,27 @@
 
 Every response streams, so memory stays flat in page size. Headers that
 need no rendering (Last-Modified, 304, HEAD, 404) are answered from the
-page's lastmod, which costs one aggregate query and no row fetch.
+page's lastmod, which costs one aggregate query and no row fetch. With
+``SITEMAPS_PLUS["CACHE"]`` on (the default) files are served from Django's
+cache (``cache.py``); with ``SERVE_BUILT`` from the files ``build_sitemaps``
+wrote (``storage.py``).
 """
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import wraps
 from typing import Any
 
 from django.db import DatabaseError
-from django.http import (
-    Http404,
-    HttpRequest,
-    HttpResponse,
-    HttpResponseBase,
-    StreamingHttpResponse,
-)
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.urls import reverse
-from django.utils.cache import get_conditional_response
-from django.utils.http import http_date
 
+from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus.cache import Prepared, Source
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c, latest
 from django_sitemaps_plus.location import SiteContext, site_context
@@ -61,14 +57,6 @@ def _unavailable_on_database_error(view: View) -> View:
     return wrapper
 
 
-def _timestamp(value: dt.date | dt.datetime | None) -> int | None:
-    if value is None:
-        return None
-    if not isinstance(value, dt.datetime):
-        value = dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc)
-    return calendar.timegm(value.utctimetuple())
-
-
 def _url_name(request: HttpRequest, name: str) -> str:
     match = request.resolver_match
     namespace = match.namespace if match and match.namespace else "sitemaps_plus"
@@ -83,31 +71,27 @@ def file_url(request: HttpRequest, site: SiteContext, section: str, page: int, e
     )
 
 
-def _respond(
-    request: HttpRequest,
-    body: Callable[[], Iterator[bytes]],
-    content_type: str,
-    lastmod: dt.date | dt.datetime | None,
-) -> HttpResponseBase:
-    last_modified = _timestamp(lastmod)
-    not_modified = get_conditional_response(request, last_modified=last_modified)
-    if not_modified is not None:
-        response: HttpResponseBase = not_modified
-    elif request.method == "HEAD":
-        response = HttpResponse(content_type=content_type)
-    else:
-        response = StreamingHttpResponse(body(), content_type=content_type)
-    if last_modified is not None:
-        response["Last-Modified"] = http_date(last_modified)
-    response["X-Robots-Tag"] = conf.X_ROBOTS_TAG
-    return response
-
-
 def _section_or_404(name: str) -> Section:
     section = registry.get(name)
     if section is None:
         raise Http404("No such sitemap section.")
     return section
+
+
+def _earliest(values: Iterable[dt.datetime | None]) -> dt.datetime | None:
+    found = [v for v in values if v is not None]
+    return min(found) if found else None
+
+
+def _serve(request: HttpRequest, site: SiteContext, source: Source, built: str) -> HttpResponseBase:
+    """Answer from the built files, the cache, or a fresh render (by settings)."""
+    if conf.SERVE_BUILT:
+        from django_sitemaps_plus import storage
+
+        return storage.serve_built(request, built, source.content_type)
+    if conf.CACHE:
+        return sitemap_cache.serve(request, site, source)
+    return sitemap_cache.respond_uncached(request, source.prepare(), source.content_type)
 
 
 @_unavailable_on_database_error
@@ -118,26 +102,51 @@ def index(request: HttpRequest) -> HttpResponseBase:
     never change as the site grows. With no URL at all it is a 404.
     """
     site = site_context(request)
-    entries: list[str] = []
-    lastmods: list[dt.date | dt.datetime | None] = []
-    for section in registry:
-        name = section.get_name()
-        for page in section.index_pages(site):
-            loc = xml.escape(file_url(request, site, name, page.number, "xml"))
-            entries.append(xml.sitemap_entry(loc, format_w3c(page.lastmod)))
-            lastmods.append(page.lastmod)
-    if not entries:
-        # An index needs at least one <sitemap> (XSD); an empty one is invalid.
-        raise Http404("No sitemap section has any URL yet.")
-    if len(entries) > protocol.MAX_SITEMAPS_PER_INDEX:
-        logger.error(
-            "The sitemap index would list %s files; the protocol allows %s. "
-            "Raise the sections' limit so fewer files are needed.",
-            len(entries),
-            protocol.MAX_SITEMAPS_PER_INDEX,
-        )
-        entries = entries[: protocol.MAX_SITEMAPS_PER_INDEX]
-    return _respond(request, lambda: xml.stream_index(entries), XML_CONTENT_TYPE, latest(lastmods))
+    sections = list(registry)
+
+    def prepare() -> Prepared:
+        entries: list[str] = []
+        lastmods: list[dt.date | dt.datetime | None] = []
+        expiries: list[dt.datetime | None] = []
+        for section in sections:
+            name = section.get_name()
+            for page in section.index_pages(site):
+                loc = xml.escape(file_url(request, site, name, page.number, "xml"))
+                entries.append(xml.sitemap_entry(loc, format_w3c(page.lastmod)))
+                lastmods.append(page.lastmod)
+                expiries.append(section.expires_at(page.number, site))
+        if not entries:
+            # An index needs at least one <sitemap> (XSD); an empty one is invalid.
+            raise Http404("No sitemap section has any URL yet.")
+        if len(entries) > protocol.MAX_SITEMAPS_PER_INDEX:
+            logger.error(
+                "The sitemap index would list %s files; the protocol allows %s. "
+                "Raise the sections' limit so fewer files are needed.",
+                len(entries),
+                protocol.MAX_SITEMAPS_PER_INDEX,
+            )
+            entries = entries[: protocol.MAX_SITEMAPS_PER_INDEX]
+        return Prepared(latest(lastmods), lambda: xml.stream_index(entries), _earliest(expiries))
+
+    source = Source(
+        sections,
+        XML_CONTENT_TYPE,
+        prepare,
+        lambda: [(s.get_name(), s.index_pages(site)) for s in sections],
+    )
+    return _serve(request, site, source, "sitemap.xml")
+
+
+def _page_prepare(
+    found: Section, page: int, site: SiteContext, body: Callable[[], Iterator[bytes]]
+) -> Callable[[], Prepared]:
+    def prepare() -> Prepared:
+        info = found.page_info(page, site)
+        if info is None:
+            raise Http404("No such sitemap page.")
+        return Prepared(info.lastmod, body, found.expires_at(page, site))
+
+    return prepare
 
 
 @_unavailable_on_database_error
@@ -145,15 +154,18 @@ def section(request: HttpRequest, section: str, page: int) -> HttpResponseBase:
     """``/sitemap-<section>-<page>.xml``: one file of a section."""
     found = _section_or_404(section)
     site = site_context(request)
-    info = found.page_info(page, site)
-    if info is None:
-        raise Http404("No such sitemap page.")
-    return _respond(
-        request,
-        lambda: xml.stream_urlset(found.page_entries(page, site), found.namespaces()),
+    source = Source(
+        [found],
         XML_CONTENT_TYPE,
-        info.lastmod,
+        _page_prepare(
+            found,
+            page,
+            site,
+            lambda: xml.stream_urlset(found.page_entries(page, site), found.namespaces()),
+        ),
+        lambda: found.page_info(page, site),
     )
+    return _serve(request, site, source, f"sitemap-{section}-{page}.xml")
 
 
 @_unavailable_on_database_error
@@ -161,15 +173,13 @@ def section_txt(request: HttpRequest, section: str, page: int) -> HttpResponseBa
     """``/sitemap-<section>-<page>.txt``: the same URLs as text, one per line."""
     found = _section_or_404(section)
     site = site_context(request)
-    info = found.page_info(page, site)
-    if info is None:
-        raise Http404("No such sitemap page.")
-    return _respond(
-        request,
-        lambda: xml.stream_text(found.page_locations(page, site)),
+    source = Source(
+        [found],
         TEXT_CONTENT_TYPE,
-        info.lastmod,
+        _page_prepare(found, page, site, lambda: xml.stream_text(found.page_locations(page, site))),
+        lambda: found.page_info(page, site),
     )
+    return _serve(request, site, source, f"sitemap-{section}-{page}.txt")
 
 
 @_unavailable_on_database_error
@@ -180,16 +190,31 @@ def text(request: HttpRequest) -> HttpResponseBase:
     404 and the per-section ``.txt`` files are the text sitemaps to use.
     """
     site = site_context(request)
-    pages = [(s, p) for s in registry for p in s.index_pages(site)]
-    capacity = min((s.urls_per_file() for s in registry), default=protocol.MAX_URLS_PER_FILE)
-    if sum(p.url_count for _, p in pages) > capacity:
-        raise Http404("Too many URLs for one text sitemap; use the per-section .txt files.")
+    sections = list(registry)
 
-    def body() -> Iterator[bytes]:
-        for section_, page in pages:
-            yield from xml.stream_text(section_.page_locations(page.number, site))
+    def prepare() -> Prepared:
+        pages = [(s, p) for s in sections for p in s.index_pages(site)]
+        capacity = min((s.urls_per_file() for s in sections), default=protocol.MAX_URLS_PER_FILE)
+        if sum(p.url_count for _, p in pages) > capacity:
+            raise Http404("Too many URLs for one text sitemap; use the per-section .txt files.")
 
-    return _respond(request, body, TEXT_CONTENT_TYPE, latest([p.lastmod for _, p in pages]))
+        def body() -> Iterator[bytes]:
+            for section_, page in pages:
+                yield from xml.stream_text(section_.page_locations(page.number, site))
+
+        return Prepared(
+            latest([p.lastmod for _, p in pages]),
+            body,
+            _earliest(s.expires_at(p.number, site) for s, p in pages),
+        )
+
+    source = Source(
+        sections,
+        TEXT_CONTENT_TYPE,
+        prepare,
+        lambda: [(s.get_name(), s.index_pages(site)) for s in sections],
+    )
+    return _serve(request, site, source, "sitemap.txt")
 
 
 def robots_sitemap_line(request: HttpRequest | None = None) -> str:

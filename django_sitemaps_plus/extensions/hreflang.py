@@ -163,7 +163,7 @@ class Hreflang(Extension):
                 continue
             location = locate(language)
             if location is None:
-                section._drop(item, f"does not reverse in {language!r}")
+                section._drop(item, f"has none in {language!r} (it does not reverse)")
                 continue
             url, local, why = self._absolute(location, language, site)
             if url is not None and len(url) > max_length:

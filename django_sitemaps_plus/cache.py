@@ -1,0 +1,469 @@
+"""Cached serving: every sitemap file rendered at most once per change.
+
+How it works (docs/caching.md):
+
+- **Version keys.** Each section has a version token in the cache
+  (``sitemaps_plus:v:<section>``), and so do all sections together
+  (``sitemaps_plus:v:*``). A file's cache key hashes the site (scheme and
+  host), the request path, and the tokens of the sections it depends on (a
+  section file: its section; the index and ``sitemap.txt``: all of them).
+  ``invalidate()`` replaces tokens, so every process sharing the cache stops
+  finding the old entries at once; nothing is ever deleted or cleared.
+- **Stored compressed.** A file is rendered once, gzip-compressed while it
+  streams, and stored in chunks of at most ``CHUNK_BYTES`` (Memcached's item
+  limit is 1 MB) with a small metadata entry: strong ETag (SHA-256 of the
+  uncompressed bytes), Last-Modified, sizes. Clients that accept gzip get the
+  stored bytes; others get them decompressed on the fly.
+- **Warm costs no query.** A hit reads the version tokens (one round trip)
+  and the metadata plus chunks (one more); a conditional request that
+  matches is answered from the metadata alone, without fetching the body.
+- **One render per cold file.** The first request takes a lock with
+  ``cache.add`` (expiring after ``CACHE_LOCK_TIMEOUT`` seconds, so a holder
+  that dies frees it); other requests wait up to ``CACHE_LOCK_WAIT`` seconds
+  for its result, then render themselves rather than fail.
+- **A cache that is down** never breaks a sitemap: every cache error is
+  logged and the file is rendered as if caching were off.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import hashlib
+import logging
+import math
+import re
+import time
+import uuid
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from django.core.cache import BaseCache, caches
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
+from django.utils import timezone
+from django.utils.cache import get_conditional_response
+from django.utils.http import http_date
+
+from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.signals import sitemaps_invalidated
+
+if TYPE_CHECKING:
+    from django_sitemaps_plus.location import SiteContext
+    from django_sitemaps_plus.sections import Section
+
+logger = logging.getLogger("django_sitemaps_plus")
+
+__all__ = ["Prepared", "Source", "invalidate", "serve"]
+
+KEY_PREFIX = "sitemaps_plus"
+#: The version token shared by all sections (``invalidate()`` with no argument).
+ALL = "*"
+#: Largest cached chunk: below Memcached's default 1 MB item size.
+CHUNK_BYTES = 512 * 1024
+#: gzip level: 6 is zlib's default, within a few percent of 9 at half the time.
+GZIP_LEVEL = 6
+_POLL_SECONDS = (0.02, 0.05, 0.1, 0.2)
+
+LastmodValue = dt.date | dt.datetime | None
+
+
+@dataclass
+class Prepared:
+    """A file ready to render: its lastmod and a callable producing its bytes.
+
+    ``prepare()`` of a ``Source`` runs the cheap queries (which pages exist,
+    their lastmod) and raises ``Http404`` for a missing file; ``body()`` runs
+    the row queries.
+    """
+
+    lastmod: LastmodValue
+    body: Callable[[], Iterator[bytes]]
+    #: When the content next changes by time alone (news window), else None.
+    expires_at: dt.datetime | None = None
+
+
+@dataclass
+class Source:
+    """One sitemap file as the views describe it to the cache."""
+
+    #: The sections whose content the file shows (its invalidation scope).
+    sections: Sequence[Section]
+    content_type: str
+    prepare: Callable[[], Prepared]
+    #: A cheap summary of the file's content (URL count, lastmod), compared
+    #: on every hit when ``CACHE_FRESHNESS_CHECK`` is on.
+    fingerprint: Callable[[], object] | None = None
+    extra_key: Sequence[str] = field(default_factory=tuple)
+
+
+def get_cache() -> BaseCache:
+    """The cache named by ``SITEMAPS_PLUS["CACHE_ALIAS"]``."""
+    return caches[conf.CACHE_ALIAS]
+
+
+def _version_key(name: str) -> str:
+    return f"{KEY_PREFIX}:v:{name}"
+
+
+def _new_token() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+def _section_names(section: str | Section | Iterable[str | Section] | None) -> list[str]:
+    from django_sitemaps_plus.sections import Section
+
+    if section is None:
+        return [ALL]
+    if isinstance(section, str | Section):
+        section = [section]
+    return sorted({s.get_name() if isinstance(s, Section) else str(s) for s in section})
+
+
+def invalidate(section: str | Section | Iterable[str | Section] | None = None) -> None:
+    """Make every cached file showing ``section`` stale, in every process.
+
+    ``section`` is a section name, a ``Section``, several of them, or None
+    for all sections (then every cached sitemap file of every site is stale).
+    Use it after writes that send no model signals: ``QuerySet.update()``,
+    ``bulk_create()``, raw SQL, another service writing the tables. Errors of
+    the cache are logged, never raised.
+    """
+    names = _section_names(section)
+    try:
+        get_cache().set_many({_version_key(name): _new_token() for name in names}, timeout=None)
+    except Exception:
+        logger.warning("Sitemap cache: could not invalidate %s", names, exc_info=True)
+    sitemaps_invalidated.send(sender=None, sections=None if names == [ALL] else names)
+
+
+def _versions(cache: BaseCache, names: Sequence[str]) -> list[str]:
+    """The current token of each name, creating missing ones (one round trip when warm)."""
+    keys = [_version_key(name) for name in names]
+    found: dict[str, Any] = cache.get_many(keys)
+    missing = [key for key in keys if key not in found]
+    for key in missing:
+        token = _new_token()
+        # add(): two processes creating the same token agree on the winner's.
+        if not cache.add(key, token, timeout=None):
+            token = cache.get(key) or token
+        found[key] = token
+    return [str(found[key]) for key in keys]
+
+
+def _file_key(site: SiteContext, request: HttpRequest, source: Source) -> tuple[str, str]:
+    """(key of this file's current version, key of the file across versions)."""
+    # Scheme and host are part of the key: a request for another Host never
+    # reads (or poisons) this site's files.
+    where = f"{site.cache_key}\n{request.path}\n{source.content_type}\n" + "\n".join(
+        source.extra_key
+    )
+    names = [ALL, *sorted(s.get_name() for s in source.sections)]
+    versions = _versions(get_cache(), names)
+    stamp = "\n".join(f"{n}={v}" for n, v in zip(names, versions))
+    file_id = hashlib.sha256(where.encode()).hexdigest()[:32]
+    version_id = hashlib.sha256(f"{where}\n{stamp}".encode()).hexdigest()[:32]
+    return f"{KEY_PREFIX}:f:{version_id}", f"{KEY_PREFIX}:h:{file_id}"
+
+
+# Rendering into the cache ------------------------------------------------------
+
+
+@dataclass
+class Entry:
+    """What the cache holds for one file (the body is stored beside it)."""
+
+    etag: str
+    last_modified: int | None
+    size: int
+    gzip_size: int
+    chunks: int
+    fingerprint: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "etag": self.etag,
+            "last_modified": self.last_modified,
+            "size": self.size,
+            "gzip_size": self.gzip_size,
+            "chunks": self.chunks,
+            "fingerprint": self.fingerprint,
+        }
+
+    @classmethod
+    def from_cache(cls, value: Any) -> Entry | None:
+        if not isinstance(value, dict):
+            return None
+        try:
+            return cls(**value)
+        except TypeError:
+            return None
+
+
+def timestamp(value: LastmodValue) -> int | None:
+    """Seconds since the epoch of a lastmod (a date counts as midnight UTC)."""
+    if value is None:
+        return None
+    if not isinstance(value, dt.datetime):
+        value = dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc)
+    return calendar.timegm(value.utctimetuple())
+
+
+def compress(chunks: Iterable[bytes]) -> tuple[bytes, str, int]:
+    """gzip bytes, SHA-256 hex of the uncompressed bytes, uncompressed size."""
+    # wbits=31: a gzip container with mtime 0, so equal content gives equal bytes.
+    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
+    digest = hashlib.sha256()
+    out: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        digest.update(chunk)
+        size += len(chunk)
+        out.append(compressor.compress(chunk))
+    out.append(compressor.flush())
+    return b"".join(out), digest.hexdigest(), size
+
+
+def _timeout(expires_at: dt.datetime | None) -> int | None:
+    """Seconds the entry may live: the maximum age, capped at the content's expiry."""
+    timeout = conf.CACHE_TIMEOUT
+    if expires_at is not None:
+        remaining = math.ceil((expires_at - timezone.now()).total_seconds())
+        remaining = max(1, remaining)
+        timeout = remaining if timeout is None else min(timeout, remaining)
+    return timeout
+
+
+def _render_and_store(
+    cache: BaseCache,
+    key: str,
+    history_key: str,
+    prepared: Prepared,
+    fingerprint: str | None,
+) -> tuple[Entry, bytes]:
+    data, digest, size = compress(prepared.body())
+    etag = digest[:32]
+    last_modified = timestamp(prepared.lastmod)
+    if last_modified is None:
+        # No lastmod: Last-Modified is when this exact content was first seen.
+        try:
+            seen = cache.get(history_key)
+            if isinstance(seen, (list, tuple)) and seen and seen[0] == etag:
+                last_modified = int(seen[1])
+            else:
+                last_modified = int(time.time())
+                cache.set(history_key, (etag, last_modified), timeout=None)
+        except Exception:
+            logger.warning("Sitemap cache unavailable", exc_info=True)
+            last_modified = int(time.time())
+    pieces = [data[i : i + CHUNK_BYTES] for i in range(0, len(data), CHUNK_BYTES)] or [b""]
+    entry = Entry(etag, last_modified, size, len(data), len(pieces), fingerprint)
+    timeout = _timeout(prepared.expires_at)
+    try:
+        values: dict[str, Any] = {f"{key}:{i}": piece for i, piece in enumerate(pieces)}
+        failed = cache.set_many(values, timeout=timeout)
+        if not failed:
+            # The metadata last: a reader that finds it finds the chunks.
+            cache.set(key, entry.as_dict(), timeout=timeout)
+        else:
+            logger.warning("Sitemap cache refused %s chunks of %s", len(failed), key)
+    except Exception:
+        logger.warning("Sitemap cache unavailable: %s not stored", key, exc_info=True)
+    return entry, data
+
+
+def _cached_body(cache: BaseCache, key: str, entry: Entry) -> bytes | None:
+    keys = [f"{key}:{i}" for i in range(entry.chunks)]
+    found = cache.get_many(keys)
+    if len(found) != len(keys):
+        return None  # evicted in part: render again
+    return b"".join(found[k] for k in keys)
+
+
+# Responses -----------------------------------------------------------------
+
+_GZIP_RE = re.compile(r"(?:^|,)\s*(gzip|\*)\s*(?:;\s*q\s*=\s*([0-9.]+))?\s*(?=,|$)", re.I)
+
+
+def accepts_gzip(request: HttpRequest) -> bool:
+    """Whether Accept-Encoding admits gzip (``gzip;q=0`` refuses it)."""
+    header = request.META.get("HTTP_ACCEPT_ENCODING", "")
+    for match in _GZIP_RE.finditer(header):
+        quality = match.group(2)
+        try:
+            if quality is None or float(quality) > 0:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def _gunzip(data: bytes) -> Iterator[bytes]:
+    decompressor = zlib.decompressobj(31)
+    for start in range(0, len(data), 64 * 1024):
+        out = decompressor.decompress(data[start : start + 64 * 1024])
+        if out:
+            yield out
+    tail = decompressor.flush()
+    if tail:
+        yield tail
+
+
+def finish(response: HttpResponseBase, last_modified: int | None = None) -> HttpResponseBase:
+    """Headers every sitemap response carries."""
+    if last_modified is not None:
+        response["Last-Modified"] = http_date(last_modified)
+    response["X-Robots-Tag"] = conf.X_ROBOTS_TAG
+    if conf.CACHE_CONTROL is not None and response.status_code in (200, 304):
+        response["Cache-Control"] = conf.CACHE_CONTROL
+    return response
+
+
+def _entry_response(
+    request: HttpRequest,
+    entry: Entry,
+    content_type: str,
+    body: Callable[[], bytes | None] | bytes,
+) -> HttpResponseBase | None:
+    """The response for a cached entry; None when its body was evicted."""
+    gzip = conf.GZIP and accepts_gzip(request)
+    # Strong ETags differ per content coding (RFC 9110 §8.8.3).
+    etag = f'"{entry.etag}-gz"' if gzip else f'"{entry.etag}"'
+    not_modified = get_conditional_response(request, etag=etag, last_modified=entry.last_modified)
+    response: HttpResponseBase
+    if not_modified is not None:
+        response = not_modified
+    elif request.method == "HEAD":
+        response = HttpResponse(content_type=content_type)
+        response["Content-Length"] = str(entry.gzip_size if gzip else entry.size)
+        if gzip:
+            response["Content-Encoding"] = "gzip"
+    else:
+        data = body if isinstance(body, bytes) else body()
+        if data is None:
+            return None
+        if gzip:
+            response = HttpResponse(data, content_type=content_type)
+            response["Content-Encoding"] = "gzip"
+            response["Content-Length"] = str(len(data))
+        else:
+            response = StreamingHttpResponse(_gunzip(data), content_type=content_type)
+            response["Content-Length"] = str(entry.size)
+    response["ETag"] = etag
+    if conf.GZIP:
+        response["Vary"] = "Accept-Encoding"
+    return finish(response, entry.last_modified)
+
+
+def respond_uncached(
+    request: HttpRequest, prepared: Prepared, content_type: str
+) -> HttpResponseBase:
+    """Stream a file without the cache; 304 and HEAD from its lastmod alone."""
+    last_modified = timestamp(prepared.lastmod)
+    not_modified = get_conditional_response(request, last_modified=last_modified)
+    response: HttpResponseBase
+    if not_modified is not None:
+        response = not_modified
+    elif request.method == "HEAD":
+        response = HttpResponse(content_type=content_type)
+    else:
+        response = StreamingHttpResponse(prepared.body(), content_type=content_type)
+    return finish(response, last_modified)
+
+
+def _fingerprint(source: Source) -> str | None:
+    if not conf.CACHE_FRESHNESS_CHECK or source.fingerprint is None:
+        return None
+    return hashlib.sha256(repr(source.fingerprint()).encode()).hexdigest()[:32]
+
+
+def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpResponseBase:
+    """Answer ``request`` for ``source`` from the cache, rendering on a miss."""
+    try:
+        cache = get_cache()
+        key, history_key = _file_key(site, request, source)
+        entry = Entry.from_cache(cache.get(key))
+    except Exception:
+        logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)
+        return respond_uncached(request, source.prepare(), source.content_type)
+
+    fingerprint = _fingerprint(source)
+    if entry is not None and entry.fingerprint == fingerprint:
+        hit = entry
+        try:
+            response = _entry_response(
+                request, hit, source.content_type, lambda: _cached_body(cache, key, hit)
+            )
+        except Exception:
+            logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)
+            response = None
+        if response is not None:
+            return response
+
+    # A miss. The cheap queries first: a 404, a HEAD or a matching
+    # If-Modified-Since needs no render.
+    prepared = source.prepare()
+    if request.method == "HEAD" or (
+        "HTTP_IF_MODIFIED_SINCE" in request.META and "HTTP_IF_NONE_MATCH" not in request.META
+    ):
+        last_modified = timestamp(prepared.lastmod)
+        if request.method == "HEAD" or (
+            last_modified is not None
+            and get_conditional_response(request, last_modified=last_modified) is not None
+        ):
+            return respond_uncached(request, prepared, source.content_type)
+
+    lock_key = f"{key}:lock"
+    token = _new_token()
+    try:
+        locked = cache.add(lock_key, token, timeout=conf.CACHE_LOCK_TIMEOUT)
+    except Exception:
+        logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)
+        return respond_uncached(request, prepared, source.content_type)
+    if not locked:
+        waited = _wait_for_entry(cache, key, fingerprint)
+        if waited is not None:
+            response = _entry_response(request, waited[0], source.content_type, waited[1])
+            if response is not None:
+                return response
+        logger.warning(
+            "Sitemap cache: another process holds the render lock of %s for over %ss; "
+            "rendering here too.",
+            request.path,
+            conf.CACHE_LOCK_WAIT,
+        )
+    try:
+        entry, data = _render_and_store(cache, key, history_key, prepared, fingerprint)
+    finally:
+        if locked:
+            try:
+                if cache.get(lock_key) == token:
+                    cache.delete(lock_key)
+            except Exception:
+                logger.warning("Sitemap cache: could not release %s", lock_key, exc_info=True)
+    response = _entry_response(request, entry, source.content_type, data)
+    assert response is not None
+    return response
+
+
+def _wait_for_entry(
+    cache: BaseCache, key: str, fingerprint: str | None
+) -> tuple[Entry, bytes] | None:
+    """Poll for the entry another process is rendering, up to ``CACHE_LOCK_WAIT``."""
+    deadline = time.monotonic() + conf.CACHE_LOCK_WAIT
+    attempt = 0
+    while time.monotonic() < deadline:
+        time.sleep(_POLL_SECONDS[min(attempt, len(_POLL_SECONDS) - 1)])
+        attempt += 1
+        try:
+            entry = Entry.from_cache(cache.get(key))
+            if entry is not None and entry.fingerprint == fingerprint:
+                data = _cached_body(cache, key, entry)
+                if data is not None:
+                    return entry, data
+            elif entry is None and cache.get(f"{key}:lock") is None:
+                return None  # the holder gave up (or died and its lock expired)
+        except Exception:
+            return None
+    return None

@@ -1,0 +1,204 @@
+"""``manage.py build_sitemaps``: write every sitemap file to a storage.
+
+    manage.py build_sitemaps                      # BUILD_STORAGE or BUILD_DIR
+    manage.py build_sitemaps --dir /srv/sitemaps --gzip
+    manage.py build_sitemaps --storage sitemaps   # an alias of STORAGES
+    manage.py build_sitemaps --from-urls urls.txt --dir out [--format txt]
+
+Only files whose content changed are rewritten; the command reports what it
+wrote, skipped and removed. A progress bar is drawn on stderr when it is a
+terminal; ``--quiet`` prints nothing but errors (for cron).
+
+Exit codes: 0 success; 1 the build failed (database or storage error; the
+previous files are intact), or ``--from-urls`` rejected some lines (the
+files for the valid ones are written); 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any, TextIO
+
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from django_sitemaps_plus.build import (
+    BuildResult,
+    UrlListError,
+    build,
+    generate_from_urls,
+)
+from django_sitemaps_plus.location import SiteContext
+from django_sitemaps_plus.storage import get_build_storage
+
+
+class ProgressBar:
+    """A one-line progress bar on a terminal; nothing elsewhere."""
+
+    def __init__(self, stream: TextIO, enabled: bool) -> None:
+        self.stream = stream
+        self.enabled = enabled
+        self.started = time.monotonic()
+
+    def __call__(self, done: int, total: int, name: str) -> None:
+        if not self.enabled:
+            return
+        width = 30
+        filled = width * done // max(total, 1)
+        elapsed = time.monotonic() - self.started
+        self.stream.write(
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} files "
+            f"{elapsed:5.1f}s {name[:40]:<40}"
+        )
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+class Command(BaseCommand):
+    help = (
+        "Write every sitemap file (and the index) to a storage; or, with --from-urls, "
+        "turn a list of URLs into sitemap files."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        where = parser.add_mutually_exclusive_group()
+        where.add_argument("--storage", help="An alias of settings.STORAGES to write to.")
+        where.add_argument("--dir", help="A directory (FileSystemStorage) to write to.")
+        parser.add_argument(
+            "--gzip",
+            action="store_true",
+            default=None,
+            help="Also write a .gz beside each file (default: SITEMAPS_PLUS['BUILD_GZIP']).",
+        )
+        parser.add_argument(
+            "--text", action="store_true", help="Also write each section file as .txt."
+        )
+        parser.add_argument(
+            "--force", action="store_true", help="Rewrite files whose content did not change."
+        )
+        parser.add_argument(
+            "--base-url", help="Scheme and host of every URL (default: BASE_URL or Sites)."
+        )
+        parser.add_argument("--quiet", action="store_true", help="Print nothing but errors.")
+        parser.add_argument(
+            "--format",
+            choices=["text", "json", "xml", "txt"],
+            default=None,
+            help="Report as text (default) or json; with --from-urls, the files' format: "
+            "xml (default) or txt.",
+        )
+        parser.add_argument(
+            "--from-urls",
+            metavar="FILE",
+            help="Generator mode: a file of absolute URLs, one per line ('-': stdin).",
+        )
+        parser.add_argument(
+            "--lastmod",
+            help="With --from-urls: one W3C Datetime given to every URL. It must be the "
+            "date their content really changed.",
+        )
+        parser.add_argument(
+            "--url-prefix",
+            default="/",
+            help="With --from-urls: the path the files are served under (default /).",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            storage = get_build_storage(options["storage"], options["dir"])
+        except (ImproperlyConfigured, KeyError) as exc:
+            raise CommandError(str(exc), returncode=2) from exc
+        if options["from_urls"]:
+            self._from_urls(storage, options)
+            return
+        if options["format"] in ("xml", "txt"):
+            raise CommandError("--format xml/txt goes with --from-urls.", returncode=2)
+        site = SiteContext(options["base_url"].rstrip("/")) if options["base_url"] else None
+        quiet = options["quiet"] or options["verbosity"] == 0
+        stderr = sys.stderr
+        progress = ProgressBar(stderr, enabled=not quiet and stderr.isatty())
+        try:
+            result = build(
+                storage,
+                site=site,
+                gzip=options["gzip"],
+                text=options["text"],
+                force=options["force"],
+                progress=progress,
+            )
+        except (ValueError, OSError, ImproperlyConfigured) as exc:
+            raise CommandError(f"Build failed, previous files left intact: {exc}") from exc
+        except Exception as exc:
+            from django.db import DatabaseError
+
+            if isinstance(exc, DatabaseError):
+                raise CommandError(
+                    f"Build failed (database), previous files left intact: {exc}"
+                ) from exc
+            raise
+        self._report(result, options, quiet)
+
+    def _report(self, result: BuildResult, options: dict[str, Any], quiet: bool) -> None:
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(result.as_dict()))
+            return
+        if quiet:
+            return
+        if options["verbosity"] >= 2:
+            for name in result.written:
+                self.stdout.write(f"wrote    {name}")
+            for name in result.skipped:
+                self.stdout.write(f"skipped  {name}")
+        for name in result.removed:
+            self.stdout.write(f"removed  {name}")
+        self.stdout.write(
+            f"{result.files} files ({result.urls:,} URLs): {len(result.written)} written, "
+            f"{len(result.skipped)} unchanged, {len(result.removed)} removed "
+            f"in {result.seconds:.1f}s."
+        )
+
+    def _from_urls(self, storage: Any, options: dict[str, Any]) -> None:
+        fmt = options["format"] or "xml"
+        if fmt not in ("xml", "txt"):
+            raise CommandError("--from-urls writes --format xml or txt.", returncode=2)
+        path = options["from_urls"]
+        try:
+            handle: TextIO = (
+                sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+            )
+        except OSError as exc:
+            raise CommandError(f"Cannot read {path}: {exc}", returncode=2) from exc
+        quiet = options["quiet"] or options["verbosity"] == 0
+        if options["lastmod"] and not quiet:
+            self.stderr.write(
+                f"Every URL gets lastmod {options['lastmod']}. Use it only if all these pages "
+                "really changed on that date: search engines stop trusting a site whose "
+                "lastmod is not accurate."
+            )
+        try:
+            with handle:
+                generated = generate_from_urls(
+                    handle,
+                    storage,
+                    fmt=fmt,
+                    lastmod=options["lastmod"],
+                    url_prefix=options["url_prefix"],
+                )
+        except UrlListError as exc:
+            raise CommandError(str(exc), returncode=2 if "lastmod" in str(exc) else 1) from exc
+        for line, text, why in generated.rejected:
+            self.stderr.write(f"line {line}: {text[:120]!r} {why}; skipped")
+        if not quiet:
+            self.stdout.write(
+                f"Wrote {', '.join(generated.files)} ({generated.urls:,} URLs). Add to robots.txt:"
+            )
+        for robots_line in generated.robots_lines:
+            self.stdout.write(robots_line)
+        if generated.rejected:
+            raise CommandError(
+                f"{len(generated.rejected)} line(s) rejected; the other URLs were written.",
+                returncode=1,
+            )

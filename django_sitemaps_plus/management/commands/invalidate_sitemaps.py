@@ -1,0 +1,40 @@
+"""``manage.py invalidate_sitemaps [SECTION ...]``: make cached sitemap files stale.
+
+For writes that send no model signals (``QuerySet.update()``,
+``bulk_create()``, raw SQL, another service writing the tables): run it after
+the import, or from the other service's deploy hook. Without a section name
+every cached sitemap file is stale. Exit codes: 0 done, 2 bad usage (an
+unknown section).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from django_sitemaps_plus.cache import invalidate
+from django_sitemaps_plus.registry import site
+
+
+class Command(BaseCommand):
+    help = "Make cached sitemap files stale: the named sections, or all of them."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "sections", nargs="*", metavar="SECTION", help="Section names (default: all)."
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        names: list[str] = options["sections"]
+        unknown = [name for name in names if name not in site]
+        if unknown:
+            known = ", ".join(s.get_name() for s in site) or "none"
+            raise CommandError(
+                f"No such sitemap section: {', '.join(unknown)} (registered: {known}).",
+                returncode=2,
+            )
+        invalidate(names or None)
+        what = ", ".join(names) if names else "all sections"
+        if options["verbosity"] >= 1:
+            self.stdout.write(f"Invalidated cached sitemaps of {what}.")

@@ -1,0 +1,168 @@
+"""Model signal receivers: invalidate cached sitemaps, queue IndexNow URLs.
+
+Connected once in ``AppConfig.ready()`` (``connect()``), for every model; a
+save of a model no registered section depends on costs one dictionary lookup.
+A section depends on its model and on every model along its
+``lastmod_fields`` paths (``comments__created_at`` → ``Comment``), including
+many-to-many ``through`` tables.
+
+Model changes invalidate twice: at once, so later reads in the same
+transaction see the change, and again after the transaction commits
+(``transaction.on_commit``), so a file another process rendered from the
+pre-commit data in between is not kept (the after-commit one once per
+transaction and section). Nothing here ever raises into a save.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from django.core.signals import setting_changed
+from django.db import models, router, transaction
+from django.db.models.constants import LOOKUP_SEP
+from django.db.models.signals import m2m_changed, post_delete, post_save
+
+from django_sitemaps_plus.conf import conf
+
+logger = logging.getLogger("django_sitemaps_plus")
+
+_PENDING_ATTR = "_sitemaps_plus_pending"
+_deps_cache: tuple[tuple[int, ...], dict[type[models.Model], set[str]]] | None = None
+
+
+def _models_on_path(model: type[models.Model], path: str) -> list[type[models.Model]]:
+    """The models a lastmod path crosses after ``model``, through tables included."""
+    found: list[type[models.Model]] = []
+    current = model
+    for part in path.split(LOOKUP_SEP):
+        try:
+            field: Any = current._meta.get_field(part)
+        except Exception:
+            return found
+        if not field.is_relation:
+            break
+        if field.many_to_many:
+            through = getattr(field.remote_field, "through", None) or getattr(
+                field, "through", None
+            )
+            if isinstance(through, type):
+                found.append(through)
+        related = field.related_model
+        if not isinstance(related, type):
+            break
+        found.append(related)
+        current = related
+    return found
+
+
+def dependencies() -> dict[type[models.Model], set[str]]:
+    """Model → names of the registered sections whose files it changes."""
+    global _deps_cache
+    from django_sitemaps_plus.registry import site
+    from django_sitemaps_plus.sections import ModelSection
+
+    sections = list(site)
+    stamp = tuple(id(s) for s in sections)
+    if _deps_cache is not None and _deps_cache[0] == stamp:
+        return _deps_cache[1]
+    deps: dict[type[models.Model], set[str]] = {}
+    for section in sections:
+        if not isinstance(section, ModelSection):
+            continue
+        name = section.get_name()
+        model = section.get_model()
+        targets = [model, *(m for p in section.lastmod_fields for m in _models_on_path(model, p))]
+        for target in targets:
+            deps.setdefault(target._meta.concrete_model or target, set()).add(name)
+    _deps_cache = (stamp, deps)
+    return deps
+
+
+def sections_for(model: type[models.Model]) -> set[str]:
+    return dependencies().get(model._meta.concrete_model or model, set())
+
+
+def invalidate_after_commit(names: Iterable[str], using: str | None = None) -> None:
+    """Invalidate ``names`` now and again when the current transaction commits."""
+    from django_sitemaps_plus.cache import invalidate
+
+    names = set(names)
+    if not names or not conf.CACHE:
+        return
+    connection = transaction.get_connection(using)
+    if not connection.in_atomic_block:
+        invalidate(names)
+        return
+    pending: set[str] | None = getattr(connection, _PENDING_ATTR, None)
+    registered = pending is not None and any(
+        entry[1] is getattr(connection, _PENDING_ATTR + "_flush", None)
+        for entry in getattr(connection, "run_on_commit", ())
+    )
+    if pending is None or not registered:
+        pending = set()
+
+        def flush() -> None:
+            todo = getattr(connection, _PENDING_ATTR, None) or set()
+            setattr(connection, _PENDING_ATTR, None)
+            invalidate(todo)
+
+        setattr(connection, _PENDING_ATTR, pending)
+        setattr(connection, _PENDING_ATTR + "_flush", flush)
+        transaction.on_commit(flush, using=using)
+    pending.update(names)
+    invalidate(names)
+
+
+def _changed(sender: type[models.Model], instance: Any, deleted: bool, **kwargs: Any) -> None:
+    try:
+        names = sections_for(sender)
+        if not names:
+            return
+        using = kwargs.get("using") or router.db_for_write(sender)
+        invalidate_after_commit(names, using)
+        if conf.INDEXNOW_KEY:
+            from django_sitemaps_plus import indexnow
+
+            indexnow.object_changed(sender, instance, deleted=deleted, using=using, **kwargs)
+    except Exception:
+        # A sitemap problem must never break a save.
+        logger.exception("django-sitemaps-plus: change of %r not handled", instance)
+
+
+def on_post_save(sender: type[models.Model], instance: Any, **kwargs: Any) -> None:
+    _changed(sender, instance, deleted=False, **kwargs)
+
+
+def on_post_delete(sender: type[models.Model], instance: Any, **kwargs: Any) -> None:
+    _changed(sender, instance, deleted=True, **kwargs)
+
+
+def on_m2m_changed(sender: type[models.Model], instance: Any, action: str, **kwargs: Any) -> None:
+    if action not in ("post_add", "post_remove", "post_clear"):
+        return
+    try:
+        names = sections_for(sender) | sections_for(type(instance))
+        if names:
+            invalidate_after_commit(names, kwargs.get("using"))
+    except Exception:
+        logger.exception("django-sitemaps-plus: m2m change of %r not handled", instance)
+
+
+def on_setting_changed(setting: str, **kwargs: Any) -> None:
+    # override_settings in tests: files rendered under other settings are stale.
+    global _deps_cache
+    _deps_cache = None
+    if setting != "CACHES" and conf.CACHE:
+        from django_sitemaps_plus.cache import invalidate
+
+        invalidate()
+
+
+def connect() -> None:
+    """Connect the receivers (called from ``AppConfig.ready()``)."""
+    post_save.connect(on_post_save, dispatch_uid="sitemaps_plus.post_save")
+    post_delete.connect(on_post_delete, dispatch_uid="sitemaps_plus.post_delete")
+    m2m_changed.connect(on_m2m_changed, dispatch_uid="sitemaps_plus.m2m_changed")
+    setting_changed.connect(on_setting_changed, dispatch_uid="sitemaps_plus.setting_changed")

@@ -1,0 +1,328 @@
+"""Static builds: atomic, incremental, to any storage; serving built files; --from-urls."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+from django.core.files.storage import FileSystemStorage, InMemoryStorage
+from django.core.management import CommandError, call_command
+from django.test import Client
+
+from django_sitemaps_plus import register
+from django_sitemaps_plus.build import MANIFEST_NAME, build, generate_from_urls
+from django_sitemaps_plus.sections import ModelSection
+from tests.testapp.models import Article
+from tests.utils import assert_schema_valid, fetch, locs
+
+pytestmark = pytest.mark.django_db
+
+
+def articles(count: int) -> list[Article]:
+    return Article.objects.bulk_create(
+        Article(pk=i + 1, title=f"t{i}", slug=f"article-{i}") for i in range(count)
+    )
+
+
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    return tmp_path / "built"
+
+
+@pytest.fixture
+def site_with_pages(registry):
+    register(Article, limit=2)
+    articles(5)  # pages 1, 2, 3
+
+
+def read(path: Path) -> bytes:
+    return path.read_bytes()
+
+
+class TestBuild:
+    def test_writes_every_file_as_the_views_serve_it(self, site_with_pages, out):
+        result = build(FileSystemStorage(location=str(out)))
+        names = sorted(os.listdir(out))
+        assert names == [
+            "sitemap-articles-1.xml",
+            "sitemap-articles-2.xml",
+            "sitemap-articles-3.xml",
+            "sitemap.xml",
+            MANIFEST_NAME,
+        ]
+        assert result.urls == 5
+        assert len(result.written) == 4 and result.skipped == [] and result.removed == []
+        for name in names[:-1]:
+            _, served = fetch("/" + name)
+            assert read(out / name) == served
+            assert_schema_valid(served)
+        assert locs(read(out / "sitemap.xml")) == [
+            f"https://example.com/sitemap-articles-{n}.xml" for n in (1, 2, 3)
+        ]
+
+    def test_incremental_rewrites_only_changed_page_and_index(self, site_with_pages, out, settings):
+        storage = FileSystemStorage(location=str(out))
+        build(storage)
+        again = build(storage)
+        assert again.written == [] and len(again.skipped) == 4
+        article = Article.objects.get(pk=3)
+        article.slug = "changed"
+        article.save()
+        after = build(storage)
+        # The page's content changed; no lastmod field, so the index did not.
+        assert after.written == ["sitemap-articles-2.xml"]
+        assert b"changed" in read(out / "sitemap-articles-2.xml")
+
+    def test_changed_lastmod_rewrites_page_and_index(self, registry, out):
+        import datetime as dt
+
+        register(Article, limit=2, lastmod_fields=["updated_at"])
+        articles(5)
+        storage = FileSystemStorage(location=str(out))
+        build(storage)
+        Article.objects.filter(pk=5).update(
+            updated_at=dt.datetime(2024, 1, 2, tzinfo=dt.timezone.utc)
+        )
+        result = build(storage)
+        assert result.written == ["sitemap-articles-3.xml", "sitemap.xml"]
+        assert len(result.skipped) == 2
+
+    def test_removed_pages_are_deleted_after_the_index(self, site_with_pages, out):
+        storage = FileSystemStorage(location=str(out))
+        build(storage, gzip=True)
+        Article.objects.filter(pk=5).delete()
+        result = build(storage, gzip=True)
+        assert result.removed == ["sitemap-articles-3.xml"]
+        assert not (out / "sitemap-articles-3.xml").exists()
+        assert not (out / "sitemap-articles-3.xml.gz").exists()
+        assert len(locs(read(out / "sitemap.xml"))) == 2
+
+    def test_gzip_copies(self, site_with_pages, out):
+        build(FileSystemStorage(location=str(out)), gzip=True)
+        for name in ("sitemap.xml", "sitemap-articles-1.xml"):
+            assert gzip.decompress(read(out / f"{name}.gz")) == read(out / name)
+
+    def test_failed_build_leaves_previous_set_intact(self, site_with_pages, out, monkeypatch):
+        storage = FileSystemStorage(location=str(out))
+        build(storage)
+        before = {name: read(out / name) for name in os.listdir(out)}
+        Article.objects.filter(pk__in=[1, 3]).update(slug="new")
+        original = ModelSection.page_entries
+
+        def failing(self, number, site):
+            if number == 2:
+                raise RuntimeError("killed mid-build")
+            return original(self, number, site)
+
+        monkeypatch.setattr(ModelSection, "page_entries", failing)
+        with pytest.raises(RuntimeError):
+            build(storage)
+        after = {name: read(out / name) for name in os.listdir(out)}
+        # Page 1 was replaced whole; the index and manifest are the old ones and
+        # name only complete files; no temporary file is left behind.
+        assert after.keys() == before.keys()
+        assert after["sitemap.xml"] == before["sitemap.xml"]
+        assert after[MANIFEST_NAME] == before[MANIFEST_NAME]
+        assert b"new" in after["sitemap-articles-1.xml"]
+        for name in locs(after["sitemap.xml"]):
+            assert_schema_valid(after[name.rsplit("/", 1)[1]])
+        monkeypatch.undo()
+        result = build(storage)
+        assert "sitemap-articles-2.xml" in result.written
+
+    def test_second_storage_alias(self, site_with_pages, settings):
+        settings.STORAGES = {
+            **settings.STORAGES,
+            "sitemaps": {"BACKEND": "django.core.files.storage.InMemoryStorage"},
+        }
+        from django.core.files.storage import storages
+
+        call_command("build_sitemaps", "--storage", "sitemaps", "--quiet")
+        storage = storages["sitemaps"]
+        assert isinstance(storage, InMemoryStorage)
+        with storage.open("sitemap.xml") as handle:
+            assert len(locs(handle.read())) == 3
+        # Again: unchanged files are not rewritten; changed ones are replaced in place.
+        Article.objects.filter(pk=1).update(slug="in-memory")
+        call_command("build_sitemaps", "--storage", "sitemaps", "--quiet")
+        with storage.open("sitemap-articles-1.xml") as handle:
+            assert b"in-memory" in handle.read()
+        assert sorted(storage.listdir("")[1]) == sorted(
+            ["sitemap.xml", MANIFEST_NAME] + [f"sitemap-articles-{n}.xml" for n in (1, 2, 3)]
+        )
+
+    def test_prefix_and_text_files(self, site_with_pages, out, settings):
+        settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "BUILD_PREFIX": "maps"}
+        build(FileSystemStorage(location=str(out)), text=True)
+        assert (out / "maps" / "sitemap-articles-1.txt").read_text() == (
+            "https://example.com/articles/article-0/\nhttps://example.com/articles/article-1/\n"
+        )
+
+
+class TestCommand:
+    def test_reports_written_skipped_removed(self, site_with_pages, out):
+        stdout = io.StringIO()
+        call_command("build_sitemaps", "--dir", str(out), stdout=stdout)
+        assert "4 files (5 URLs): 4 written, 0 unchanged, 0 removed" in stdout.getvalue()
+        stdout = io.StringIO()
+        call_command("build_sitemaps", "--dir", str(out), "-v", "2", stdout=stdout)
+        assert "skipped  sitemap.xml" in stdout.getvalue()
+        assert "0 written, 4 unchanged" in stdout.getvalue()
+
+    def test_quiet_and_json(self, site_with_pages, out):
+        stdout = io.StringIO()
+        call_command("build_sitemaps", "--dir", str(out), "--quiet", stdout=stdout)
+        assert stdout.getvalue() == ""
+        stdout = io.StringIO()
+        call_command("build_sitemaps", "--dir", str(out), "--format", "json", stdout=stdout)
+        report = json.loads(stdout.getvalue())
+        assert report["files"] == 4 and report["written"] == []
+
+    def test_bad_usage_exits_2(self, site_with_pages, settings):
+        settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com"}
+        with pytest.raises(CommandError) as no_target:
+            call_command("build_sitemaps")
+        assert no_target.value.returncode == 2
+        with pytest.raises(CommandError) as bad_alias:
+            call_command("build_sitemaps", "--storage", "nosuch")
+        assert bad_alias.value.returncode == 2
+
+    def test_exit_codes_from_the_shell(self, site_with_pages, out):
+        """Through call_command's parser: --format xml without --from-urls is usage."""
+        with pytest.raises(CommandError) as error:
+            call_command("build_sitemaps", "--dir", str(out), "--format", "xml")
+        assert error.value.returncode == 2
+
+
+class TestServeBuilt:
+    @pytest.fixture
+    def built(self, site_with_pages, out, settings):
+        build(FileSystemStorage(location=str(out)), gzip=True)
+        settings.SITEMAPS_PLUS = {
+            "BASE_URL": "https://example.com",
+            "SERVE_BUILT": "serve",
+            "BUILD_DIR": str(out),
+            "BUILD_GZIP": True,
+        }
+        return out
+
+    def test_serves_built_files_without_queries(self, built, django_assert_num_queries):
+        with django_assert_num_queries(0):
+            response, body = fetch("/sitemap-articles-1.xml")
+        assert response.status_code == 200
+        assert body == read(built / "sitemap-articles-1.xml")
+        assert response["Content-Type"] == "application/xml; charset=utf-8"
+        assert "Last-Modified" in response
+
+    def test_gzip_conditional_and_missing(self, built):
+        response, body = fetch("/sitemap.xml", HTTP_ACCEPT_ENCODING="gzip")
+        assert response["Content-Encoding"] == "gzip"
+        assert gzip.decompress(body) == read(built / "sitemap.xml")
+        again = Client().get("/sitemap.xml", HTTP_IF_MODIFIED_SINCE=response["Last-Modified"])
+        assert again.status_code == 304
+        assert Client().get("/sitemap-articles-9.xml").status_code == 404
+
+    def test_redirect_mode(self, built, settings):
+        settings.STORAGES = {
+            **settings.STORAGES,
+            "cdn": {
+                "BACKEND": "django.core.files.storage.FileSystemStorage",
+                "OPTIONS": {"location": str(built), "base_url": "https://cdn.example.com/maps/"},
+            },
+        }
+        settings.SITEMAPS_PLUS = {
+            "BASE_URL": "https://example.com",
+            "SERVE_BUILT": "redirect",
+            "BUILD_STORAGE": "cdn",
+        }
+        response = Client().get("/sitemap-articles-2.xml")
+        assert response.status_code == 302
+        assert response["Location"] == "https://cdn.example.com/maps/sitemap-articles-2.xml"
+
+
+class TestFromUrls:
+    def test_small_list_gives_one_file_and_robots_line(self, tmp_path):
+        listing = tmp_path / "urls.txt"
+        listing.write_text(
+            "https://example.org/\n\n# a comment\nhttps://example.org/a?x=1&y=2\n"
+            "https://example.org/über\n"
+        )
+        out = tmp_path / "out"
+        stdout, stderr = io.StringIO(), io.StringIO()
+        call_command(
+            "build_sitemaps",
+            "--from-urls",
+            str(listing),
+            "--dir",
+            str(out),
+            "--lastmod",
+            "2024-05-01",
+            stdout=stdout,
+            stderr=stderr,
+        )
+        body = (out / "sitemap.xml").read_bytes()
+        assert_schema_valid(body)
+        assert locs(body) == [
+            "https://example.org/",
+            "https://example.org/a?x=1&y=2",
+            "https://example.org/%C3%BCber",
+        ]
+        assert body.count(b"<lastmod>2024-05-01</lastmod>") == 3
+        assert "Sitemap: https://example.org/sitemap.xml" in stdout.getvalue()
+        assert "really changed" in stderr.getvalue()
+
+    def test_over_the_limit_gives_files_and_an_index(self, tmp_path):
+        storage = FileSystemStorage(location=str(tmp_path))
+        urls = [f"https://example.org/p/{n}" for n in range(5)]
+        generated = generate_from_urls(urls, storage, limit=2, url_prefix="/maps")
+        assert generated.files == ["sitemap-1.xml", "sitemap-2.xml", "sitemap-3.xml", "sitemap.xml"]
+        assert locs((tmp_path / "sitemap.xml").read_bytes()) == [
+            f"https://example.org/maps/sitemap-{n}.xml" for n in (1, 2, 3)
+        ]
+        assert generated.robots_lines == ["Sitemap: https://example.org/maps/sitemap.xml"]
+        assert locs((tmp_path / "sitemap-3.xml").read_bytes()) == ["https://example.org/p/4"]
+
+    def test_text_format_over_the_limit_lists_each_file_in_robots(self, tmp_path):
+        storage = FileSystemStorage(location=str(tmp_path))
+        generated = generate_from_urls(
+            [f"https://example.org/{n}" for n in range(3)], storage, fmt="txt", limit=2
+        )
+        assert generated.files == ["sitemap-1.txt", "sitemap-2.txt"]
+        assert (tmp_path / "sitemap-2.txt").read_text() == "https://example.org/2\n"
+        assert len(generated.robots_lines) == 2
+
+    def test_rejected_lines_exit_1_and_bad_lastmod_exits_2(self, tmp_path):
+        listing = tmp_path / "urls.txt"
+        listing.write_text(
+            "https://example.org/\n/relative\nhttps://other.org/\nhttps://example.org/\n"
+        )
+        stderr = io.StringIO()
+        with pytest.raises(CommandError) as error:
+            call_command(
+                "build_sitemaps",
+                "--from-urls",
+                str(listing),
+                "--dir",
+                str(tmp_path / "o"),
+                stderr=stderr,
+                stdout=io.StringIO(),
+            )
+        assert error.value.returncode == 1
+        assert "line 2" in stderr.getvalue() and "line 3" in stderr.getvalue()
+        assert "duplicate" in stderr.getvalue()
+        assert locs((tmp_path / "o" / "sitemap.xml").read_bytes()) == ["https://example.org/"]
+        with pytest.raises(CommandError) as bad:
+            call_command(
+                "build_sitemaps",
+                "--from-urls",
+                str(listing),
+                "--dir",
+                str(tmp_path / "o"),
+                "--lastmod",
+                "yesterday",
+            )
+        assert bad.value.returncode == 2

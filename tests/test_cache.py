@@ -1,0 +1,469 @@
+"""Cached serving: hits cost no query, changes invalidate precisely, HTTP is right.
+
+Run on local memory by default and, with ``CACHE_URL``, on Redis and Memcached
+(``pytest -m cache``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import threading
+import time
+
+import pytest
+from django.core.cache import cache as default_cache
+from django.core.management import call_command
+from django.db import OperationalError
+from django.test import Client
+from django.utils import timezone
+from django.utils.http import http_date
+
+from django_sitemaps_plus import Section, register
+from django_sitemaps_plus import cache as sitemap_cache
+from django_sitemaps_plus.location import SiteContext
+from tests.testapp.models import Article, Comment, Tag
+from tests.utils import fetch, locs
+
+pytestmark = [pytest.mark.cache, pytest.mark.django_db]
+
+UTC = dt.timezone.utc
+CACHED = {"BASE_URL": "https://example.com", "CACHE": True}
+
+
+def at(day: int) -> dt.datetime:
+    return dt.datetime(2024, 1, day, 12, tzinfo=UTC)
+
+
+@pytest.fixture
+def cached(settings):
+    """Caching on; changing the setting starts a fresh cache generation."""
+    settings.SITEMAPS_PLUS = dict(CACHED)
+    return settings
+
+
+def articles(count: int, **fields: object) -> list[Article]:
+    return Article.objects.bulk_create(
+        Article(pk=i + 1, title=f"t{i}", slug=f"article-{i}", **fields) for i in range(count)
+    )
+
+
+class CountingSection(Section):
+    """A section without a model; counts how often its file is rendered."""
+
+    name = "counted"
+    renders = 0
+    delay = 0.0
+
+    def items(self):
+        return ["home", "about"]
+
+    def page_entries(self, number, site):
+        type(self).renders += 1
+        time.sleep(self.delay)
+        yield from super().page_entries(number, site)
+
+
+@pytest.fixture
+def counted(registry):
+    CountingSection.renders = 0
+    CountingSection.delay = 0.0
+    register(CountingSection)
+    return CountingSection
+
+
+class TestHits:
+    def test_warm_file_costs_no_query_and_is_identical(
+        self, cached, registry, django_assert_num_queries
+    ):
+        register(Article, lastmod_fields=["updated_at"])
+        articles(3, updated_at=at(3))
+        cold, cold_body = fetch("/sitemap-articles-1.xml")
+        assert cold.status_code == 200
+        index, index_body = fetch("/sitemap.xml")
+        assert index.status_code == 200
+        with django_assert_num_queries(0):
+            warm, warm_body = fetch("/sitemap-articles-1.xml")
+        with django_assert_num_queries(0):
+            _, index_again = fetch("/sitemap.xml")
+        assert warm_body == cold_body
+        assert index_again == index_body
+        assert warm["ETag"] == cold["ETag"]
+        assert warm["Last-Modified"] == http_date(at(3).timestamp())
+        assert warm["X-Robots-Tag"] == "noindex, noodp, noarchive"
+
+    def test_rendered_once_until_invalidated(self, cached, counted):
+        for _ in range(3):
+            assert Client().get("/sitemap-counted-1.xml").status_code == 200
+        assert counted.renders == 1
+        sitemap_cache.invalidate("counted")
+        Client().get("/sitemap-counted-1.xml")
+        assert counted.renders == 2
+
+    def test_text_files_are_cached_too(self, cached, registry, django_assert_num_queries):
+        register(Article)
+        articles(2)
+        _, first = fetch("/sitemap-articles-1.txt")
+        _, whole = fetch("/sitemap.txt")
+        with django_assert_num_queries(0):
+            assert fetch("/sitemap-articles-1.txt")[1] == first
+            assert fetch("/sitemap.txt")[1] == whole
+        assert first == b"https://example.com/articles/article-0/\n" + (
+            b"https://example.com/articles/article-1/\n"
+        )
+
+    def test_missing_page_is_404_and_not_cached(self, cached, registry):
+        register(Article)
+        assert Client().get("/sitemap-articles-1.xml").status_code == 404
+        articles(1)
+        sitemap_cache.invalidate()
+        assert Client().get("/sitemap-articles-1.xml").status_code == 200
+
+    def test_disabled_cache_renders_every_time(self, settings, counted):
+        settings.SITEMAPS_PLUS = {**CACHED, "CACHE": False}
+        fetch("/sitemap-counted-1.xml")
+        response, _ = fetch("/sitemap-counted-1.xml")
+        assert counted.renders == 2
+        assert "ETag" not in response
+
+
+class TestInvalidation:
+    def test_save_invalidates_after_commit(
+        self, cached, registry, django_capture_on_commit_callbacks
+    ):
+        register(Article, lastmod_fields=["updated_at"])
+        (article,) = articles(1, updated_at=at(1))
+        assert locs(fetch("/sitemap-articles-1.xml")[1]) == [
+            "https://example.com/articles/article-0/"
+        ]
+        with django_capture_on_commit_callbacks(execute=True) as callbacks:
+            article.slug = "renamed"
+            article.updated_at = at(2)
+            article.save()
+        assert len(callbacks) == 1
+        response, body = fetch("/sitemap-articles-1.xml")
+        assert locs(body) == ["https://example.com/articles/renamed/"]
+        assert response["Last-Modified"] == http_date(at(2).timestamp())
+
+    @pytest.mark.django_db(transaction=True)
+    def test_real_commit_and_delete(self, cached, registry):
+        register(Article)
+        _, b = articles(2)
+        assert len(locs(fetch("/sitemap-articles-1.xml")[1])) == 2
+        b.delete()  # autocommit: invalidated at once
+        assert len(locs(fetch("/sitemap-articles-1.xml")[1])) == 1
+
+    def test_related_model_in_lastmod_fields_invalidates(
+        self, cached, registry, django_capture_on_commit_callbacks
+    ):
+        register(Article, lastmod_fields=["updated_at", "comments__created_at"])
+        (article,) = articles(1, updated_at=at(1))
+        assert fetch("/sitemap.xml")[0]["Last-Modified"] == http_date(at(1).timestamp())
+        with django_capture_on_commit_callbacks(execute=True):
+            Comment.objects.create(article=article, created_at=at(4))
+        assert fetch("/sitemap.xml")[0]["Last-Modified"] == http_date(at(4).timestamp())
+
+    def test_many_to_many_change_invalidates(
+        self, cached, registry, django_capture_on_commit_callbacks
+    ):
+        register(Article, lastmod_fields=["tags__updated_at"])
+        (article,) = articles(1)
+        tag = Tag.objects.create(name="x", updated_at=at(6))
+        before = fetch("/sitemap-articles-1.xml")[0]
+        assert before["Last-Modified"] != http_date(at(6).timestamp())
+        with django_capture_on_commit_callbacks(execute=True):
+            article.tags.add(tag)
+        response = fetch("/sitemap-articles-1.xml")[0]
+        assert response["Last-Modified"] == http_date(at(6).timestamp())
+
+    def test_only_the_affected_section_is_invalidated(
+        self, cached, counted, django_assert_num_queries
+    ):
+        register(Article)
+        (article,) = articles(1)
+        Client().get("/sitemap-counted-1.xml")
+        fetch("/sitemap-articles-1.xml")
+        article.save()
+        with django_assert_num_queries(0):
+            Client().get("/sitemap-counted-1.xml")
+        assert counted.renders == 1
+        with django_assert_num_queries(2):  # page_info + rows: re-rendered
+            fetch("/sitemap-articles-1.xml")
+
+    def test_rolled_back_change_after_commit_callbacks(self, cached, registry):
+        """Callbacks registered in a transaction that rolls back are dropped."""
+        from django.db import transaction
+
+        register(Article)
+        (article,) = articles(1)
+        with pytest.raises(RuntimeError), transaction.atomic():
+            article.save()
+            raise RuntimeError
+        with transaction.atomic():
+            article.save()  # a new transaction registers its own callback
+        assert fetch("/sitemap-articles-1.xml")[0].status_code == 200
+
+    def test_bypassing_writes_need_invalidate(self, cached, registry):
+        register(Article)
+        articles(1)
+        fetch("/sitemap-articles-1.xml")
+        Article.objects.filter(pk=1).update(slug="bypassed")  # no signal
+        assert "article-0" in fetch("/sitemap-articles-1.xml")[1].decode()
+        sitemap_cache.invalidate("articles")
+        assert "bypassed" in fetch("/sitemap-articles-1.xml")[1].decode()
+
+    def test_invalidate_command(self, cached, registry, capsys):
+        register(Article)
+        articles(1)
+        fetch("/sitemap-articles-1.xml")
+        Article.objects.filter(pk=1).update(slug="cmd")
+        call_command("invalidate_sitemaps", "articles")
+        assert "cmd" in fetch("/sitemap-articles-1.xml")[1].decode()
+        Article.objects.filter(pk=1).update(slug="all")
+        call_command("invalidate_sitemaps")
+        assert "all" in fetch("/sitemap-articles-1.xml")[1].decode()
+        assert "Invalidated" in capsys.readouterr().out
+
+    def test_invalidate_command_rejects_unknown_section(self, cached, registry):
+        from django.core.management import CommandError
+
+        with pytest.raises(CommandError, match="nosuch"):
+            call_command("invalidate_sitemaps", "nosuch")
+
+    def test_freshness_check_catches_bypassing_writes(
+        self, settings, registry, django_assert_num_queries
+    ):
+        settings.SITEMAPS_PLUS = {**CACHED, "CACHE_FRESHNESS_CHECK": True}
+        register(Article, lastmod_fields=["updated_at"])
+        articles(1, updated_at=at(1))
+        fetch("/sitemap-articles-1.xml")
+        with django_assert_num_queries(1):  # only the freshness query
+            fetch("/sitemap-articles-1.xml")
+        Article.objects.filter(pk=1).update(slug="fresh", updated_at=at(2))
+        assert "fresh" in fetch("/sitemap-articles-1.xml")[1].decode()
+
+    def test_time_based_content_expires(self, cached, counted):
+        counted.expires_at = lambda self, number, site: timezone.now() + dt.timedelta(seconds=1)
+        Client().get("/sitemap-counted-1.xml")
+        Client().get("/sitemap-counted-1.xml")
+        assert counted.renders == 1
+        time.sleep(2.1)
+        Client().get("/sitemap-counted-1.xml")
+        assert counted.renders == 2
+
+    def test_entry_timeout_is_max_age_capped_by_expiry(self, cached):
+        assert sitemap_cache._timeout(None) == 3600
+        soon = timezone.now() + dt.timedelta(seconds=90)
+        assert 89 <= sitemap_cache._timeout(soon) <= 90
+        cached.SITEMAPS_PLUS = {**CACHED, "CACHE_TIMEOUT": None}
+        assert sitemap_cache._timeout(None) is None
+        assert sitemap_cache._timeout(timezone.now() - dt.timedelta(seconds=5)) == 1
+
+
+class TestSites:
+    def test_cache_keys_include_scheme_and_host(self, cached, counted, monkeypatch):
+        from django_sitemaps_plus import views
+
+        monkeypatch.setattr(
+            views,
+            "site_context",
+            lambda request: SiteContext(f"{request.scheme}://{request.get_host()}"),
+        )
+        a = Client().get("/sitemap-counted-1.xml", HTTP_HOST="a.example")
+        b = Client().get("/sitemap-counted-1.xml", HTTP_HOST="b.example")
+        s = Client().get("/sitemap-counted-1.xml", HTTP_HOST="a.example", secure=True)
+        bodies = [b"".join(r.streaming_content) for r in (a, b, s)]
+        assert b"http://a.example/" in bodies[0]
+        assert b"http://b.example/" in bodies[1]
+        assert b"https://a.example/" in bodies[2]
+        assert counted.renders == 3
+
+
+class TestHttp:
+    def test_gzip_for_clients_that_accept_it(self, cached, counted):
+        plain = Client().get("/sitemap-counted-1.xml")
+        zipped = Client().get("/sitemap-counted-1.xml", HTTP_ACCEPT_ENCODING="gzip, br")
+        plain_body = b"".join(plain.streaming_content)
+        assert "Content-Encoding" not in plain
+        assert zipped["Content-Encoding"] == "gzip"
+        assert plain["Vary"] == zipped["Vary"] == "Accept-Encoding"
+        assert gzip.decompress(zipped.content) == plain_body
+        assert int(plain["Content-Length"]) == len(plain_body)
+        assert int(zipped["Content-Length"]) == len(zipped.content)
+        # Strong ETags differ per content coding.
+        assert plain["ETag"] != zipped["ETag"]
+        assert plain["ETag"].startswith('"') and not plain["ETag"].startswith("W/")
+        refused = Client().get("/sitemap-counted-1.xml", HTTP_ACCEPT_ENCODING="gzip;q=0")
+        assert "Content-Encoding" not in refused
+        assert counted.renders == 1
+
+    def test_gzip_off(self, settings, counted):
+        settings.SITEMAPS_PLUS = {**CACHED, "GZIP": False}
+        response = Client().get("/sitemap-counted-1.xml", HTTP_ACCEPT_ENCODING="gzip")
+        assert "Content-Encoding" not in response
+        assert "Vary" not in response
+
+    def test_304_on_if_none_match_costs_no_query_and_no_body(
+        self, cached, registry, django_assert_num_queries
+    ):
+        register(Article, lastmod_fields=["updated_at"])
+        articles(2, updated_at=at(2))
+        first, _ = fetch("/sitemap-articles-1.xml", HTTP_ACCEPT_ENCODING="gzip")
+        with django_assert_num_queries(0):
+            again = Client().get(
+                "/sitemap-articles-1.xml",
+                HTTP_IF_NONE_MATCH=first["ETag"],
+                HTTP_ACCEPT_ENCODING="gzip",
+            )
+            since = Client().get(
+                "/sitemap-articles-1.xml", HTTP_IF_MODIFIED_SINCE=first["Last-Modified"]
+            )
+        assert again.status_code == since.status_code == 304
+        assert again.content == b""
+        assert again["ETag"] == first["ETag"]
+        other = Client().get("/sitemap-articles-1.xml", HTTP_IF_NONE_MATCH='"nope"')
+        assert other.status_code == 200
+
+    def test_etag_is_stable_while_content_is(self, cached, counted):
+        first = Client().get("/sitemap-counted-1.xml")
+        sitemap_cache.invalidate()
+        second = Client().get("/sitemap-counted-1.xml", HTTP_IF_NONE_MATCH=first["ETag"])
+        # Re-rendered after the invalidation, but the same bytes: still a 304.
+        assert counted.renders == 2
+        assert second.status_code == 304
+        # No lastmod: Last-Modified is when this content was first seen.
+        assert second["Last-Modified"] == first["Last-Modified"]
+
+    def test_head_sends_headers_only(self, cached, counted):
+        Client().get("/sitemap-counted-1.xml")
+        head = Client().head("/sitemap-counted-1.xml")
+        assert head.status_code == 200
+        assert head.content == b""
+        assert int(head["Content-Length"]) > 0
+        assert counted.renders == 1
+
+    def test_cold_head_and_if_modified_since_do_not_render(self, cached, registry):
+        register(Article, lastmod_fields=["updated_at"])
+        articles(1, updated_at=at(3))
+        head = Client().head("/sitemap-articles-1.xml")
+        assert head["Last-Modified"] == http_date(at(3).timestamp())
+        since = Client().get(
+            "/sitemap-articles-1.xml", HTTP_IF_MODIFIED_SINCE=http_date(at(3).timestamp())
+        )
+        assert since.status_code == 304
+
+    def test_cache_control_is_settable(self, settings, counted):
+        settings.SITEMAPS_PLUS = {**CACHED, "CACHE_CONTROL": "public, max-age=300"}
+        assert Client().get("/sitemap-counted-1.xml")["Cache-Control"] == "public, max-age=300"
+        settings.SITEMAPS_PLUS = {**CACHED, "CACHE": False, "CACHE_CONTROL": "max-age=60"}
+        assert Client().get("/sitemap-counted-1.xml")["Cache-Control"] == "max-age=60"
+
+    def test_large_file_is_stored_in_chunks(self, cached, registry, monkeypatch):
+        monkeypatch.setattr(sitemap_cache, "CHUNK_BYTES", 1000)
+        register(Article)
+        articles(300)
+        _, cold_body = fetch("/sitemap-articles-1.xml")
+        _, warm_body = fetch("/sitemap-articles-1.xml")
+        assert warm_body == cold_body
+        assert len(locs(warm_body)) == 300
+
+
+class TestLocking:
+    @pytest.mark.django_db(transaction=True)
+    def test_concurrent_cold_requests_render_once(self, cached, counted):
+        counted.delay = 0.5
+        barrier = threading.Barrier(3)
+        statuses: list[int] = []
+
+        def get() -> None:
+            barrier.wait()
+            response = Client().get("/sitemap-counted-1.xml")
+            statuses.append(response.status_code)
+
+        threads = [threading.Thread(target=get) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        assert statuses == [200, 200, 200]
+        assert counted.renders == 1
+
+    def test_dead_lock_holder_costs_a_bounded_wait(self, settings, counted, monkeypatch):
+        settings.SITEMAPS_PLUS = {**CACHED, "CACHE_LOCK_WAIT": 0.3}
+        request_path = "/sitemap-counted-1.xml"
+        original = sitemap_cache._file_key
+        held: list[str] = []
+
+        def file_key(site, request, source):
+            key, history = original(site, request, source)
+            if not held:
+                # A process took the lock and died without releasing it.
+                sitemap_cache.get_cache().add(f"{key}:lock", "dead", timeout=60)
+                held.append(key)
+            return key, history
+
+        monkeypatch.setattr(sitemap_cache, "_file_key", file_key)
+        started = time.monotonic()
+        response = Client().get(request_path)
+        assert response.status_code == 200
+        assert 0.25 <= time.monotonic() - started < 5
+        assert counted.renders == 1
+
+
+class TestFaults:
+    @pytest.mark.parametrize(
+        "cache_settings",
+        [
+            {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": "redis://127.0.0.1:9/0",
+            },
+            {
+                "BACKEND": "django.core.cache.backends.memcached.PyMemcacheCache",
+                "LOCATION": "127.0.0.1:9",
+            },
+        ],
+        ids=["redis", "memcached"],
+    )
+    def test_cache_down_still_serves(self, settings, registry, cache_settings):
+        register(Article)
+        articles(2)
+        settings.CACHES = {**settings.CACHES, "down": cache_settings}
+        settings.SITEMAPS_PLUS = {**CACHED, "CACHE_ALIAS": "down"}
+        response, body = fetch("/sitemap-articles-1.xml")
+        assert response.status_code == 200
+        assert len(locs(body)) == 2
+        assert fetch("/sitemap.xml")[0].status_code == 200
+        sitemap_cache.invalidate()  # logged, not raised
+        article = Article.objects.get(pk=1)
+        article.save()  # a save never breaks on the cache
+
+    def test_database_down_cold_gives_503(self, cached, registry, monkeypatch):
+        from django_sitemaps_plus.sections import ModelSection
+
+        def broken(*args, **kwargs):
+            raise OperationalError("database unavailable")
+
+        register(Article)
+        monkeypatch.setattr(ModelSection, "page_info", broken)
+        response = Client().get("/sitemap-articles-1.xml")
+        assert response.status_code == 503
+        assert response["Retry-After"] == "120"
+
+    def test_database_down_warm_still_serves(self, cached, registry, monkeypatch):
+        from django_sitemaps_plus.sections import ModelSection
+
+        register(Article)
+        articles(1)
+        fetch("/sitemap-articles-1.xml")
+
+        def broken(*args, **kwargs):
+            raise OperationalError("database unavailable")
+
+        monkeypatch.setattr(ModelSection, "page_info", broken)
+        assert Client().get("/sitemap-articles-1.xml").status_code == 200
+
+
+def test_default_cache_alias_is_used(cached, counted):
+    Client().get("/sitemap-counted-1.xml")
+    assert default_cache.get(sitemap_cache._version_key(sitemap_cache.ALL)) is not None

@@ -1,0 +1,312 @@
+"""hreflang: one <url> per language version, all versions listed, reciprocal."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from django.core.checks import Error
+from django.test import TestCase, override_settings
+
+from django_sitemaps_plus import ModelSection, Section, protocol
+from django_sitemaps_plus.checks import check_sections
+from django_sitemaps_plus.extensions import Hreflang
+from django_sitemaps_plus.extensions.hreflang import hreflang_code
+from django_sitemaps_plus.registry import site
+from tests.i18napp.models import Place, Story
+from tests.i18napp.xmlcheck import assert_valid, entries, urlset
+from tests.utils import fetch, locs
+
+LANGS = [("en", "English"), ("de", "Deutsch"), ("fr", "Français")]
+I18N = {"ROOT_URLCONF": "tests.i18napp.urls", "LANGUAGES": LANGS, "LANGUAGE_CODE": "en"}
+
+
+class Registered(TestCase):
+    """Each test registers its own sections in an emptied registry."""
+
+    def setUp(self) -> None:
+        self._saved = dict(site._registry)
+        site._registry.clear()
+
+    def tearDown(self) -> None:
+        site._registry.clear()
+        site._registry.update(self._saved)
+
+    def assert_reciprocal(self, found: Iterable[tuple[str, dict[str, str]]]) -> None:
+        """Every entry lists itself; every version it lists lists the same set."""
+        by_loc = dict(found)
+        for loc, links in by_loc.items():
+            assert loc in links.values(), f"{loc} does not list itself"
+            for hreflang, href in links.items():
+                if href in by_loc:
+                    assert by_loc[href] == links, f"{loc} and {href} ({hreflang}) differ"
+
+
+class AboutSection(Section):
+    name = "about"
+    extensions = [Hreflang()]
+
+    def items(self) -> list[str]:
+        return ["about"]
+
+
+@override_settings(**I18N)
+class PlainSectionTests(Registered):
+    maxDiff = None
+
+    def test_whole_document(self) -> None:
+        site.register(AboutSection)
+        response, body = fetch("/sitemap-about-1.xml")
+        assert response.status_code == 200
+        assert_valid(body)
+        links = (
+            '<xhtml:link rel="alternate" hreflang="en" href="https://example.com/en/about/"/>'
+            '<xhtml:link rel="alternate" hreflang="de" href="https://example.com/de/about/"/>'
+            '<xhtml:link rel="alternate" hreflang="fr" href="https://example.com/fr/about/"/>'
+            '<xhtml:link rel="alternate" hreflang="x-default" '
+            'href="https://example.com/en/about/"/>'
+        )
+        self.assertXMLEqual(
+            body.decode(),
+            urlset(
+                f"<url><loc>https://example.com/en/about/</loc>{links}</url>",
+                f"<url><loc>https://example.com/de/about/</loc>{links}</url>",
+                f"<url><loc>https://example.com/fr/about/</loc>{links}</url>",
+                prefixes=["xhtml"],
+            ),
+        )
+
+    def test_explicit_languages_codes_and_x_default(self) -> None:
+        site.register(
+            AboutSection,
+            extensions=[Hreflang(["en", "de"], x_default="de", codes={"en": "en-GB"})],
+        )
+        _, body = fetch("/sitemap-about-1.xml")
+        found = entries(assert_valid(body))
+        assert [loc for loc, _ in found] == [
+            "https://example.com/en/about/",
+            "https://example.com/de/about/",
+        ]
+        assert found[0][1] == {
+            "en-GB": "https://example.com/en/about/",
+            "de": "https://example.com/de/about/",
+            "x-default": "https://example.com/de/about/",
+        }
+
+    def test_no_x_default(self) -> None:
+        site.register(AboutSection, extensions=[Hreflang(x_default=False)])
+        _, body = fetch("/sitemap-about-1.xml")
+        assert all("x-default" not in links for _, links in entries(assert_valid(body)))
+
+    def test_index_counts_language_versions(self) -> None:
+        site.register(AboutSection)
+        page = site.get("about").index_pages(site_ctx())[0]  # type: ignore[union-attr]
+        assert page.url_count == 3
+
+
+def site_ctx() -> Any:
+    from django_sitemaps_plus.location import SiteContext
+
+    return SiteContext("https://example.com")
+
+
+class PlaceSection(ModelSection):
+    model = Place
+    url_name = "place"
+    url_kwargs = {"slug": "slug"}
+    lastmod_fields = ["updated_at"]
+    extensions = [Hreflang()]
+
+
+@override_settings(**I18N)
+class FastPathTests(Registered):
+    def test_one_entry_per_language_reciprocal(self) -> None:
+        Place.objects.bulk_create([Place(slug=f"place-{i}") for i in range(5)])
+        site.register(PlaceSection)
+        with self.assertNumQueries(2):  # page lastmod, then the rows
+            _, body = fetch("/sitemap-places-1.xml")
+        found = entries(assert_valid(body))
+        assert len(found) == 15
+        assert found[0][0] == "https://example.com/en/places/place-0/"
+        assert found[1][0] == "https://example.com/de/places/place-0/"
+        assert set(found[0][1]) == {"en", "de", "fr", "x-default"}
+        self.assert_reciprocal(found)
+
+    def test_items_per_file_divides_by_languages(self) -> None:
+        section = PlaceSection()
+        assert section.urls_per_item() == 3
+        assert section.items_per_file() == section.urls_per_file() // 3
+        small = PlaceSection(limit=7)
+        assert small.items_per_file() == 2
+        Place.objects.bulk_create([Place(slug=f"p{i}") for i in range(5)])
+        site.register(small)
+        _, index = fetch("/sitemap.xml")
+        assert len(locs(index)) == 3  # pk ranges 1-2, 3-4, 5
+        _, body = fetch("/sitemap-places-1.xml")
+        assert len(locs(body)) == 6 <= 7
+
+    def test_alternates_on_other_hosts(self) -> None:
+        Place.objects.create(slug="berlin")
+        site.register(PlaceSection, extensions=[Hreflang(hosts={"de": "https://example.de"})])
+        _, com = fetch("/sitemap-places-1.xml")
+        com_entries = entries(assert_valid(com))
+        # The .com file lists only its own host's URLs, linking all versions.
+        assert [loc for loc, _ in com_entries] == [
+            "https://example.com/en/places/berlin/",
+            "https://example.com/fr/places/berlin/",
+        ]
+        assert com_entries[0][1]["de"] == "https://example.de/de/places/berlin/"
+        hosts = {"en": "https://example.com", "fr": "https://example.com"}
+        site._registry.clear()
+        site.register(
+            PlaceSection,
+            extensions=[Hreflang(hosts={**hosts, "de": "https://example.de"})],
+        )
+        with override_settings(SITEMAPS_PLUS={"BASE_URL": "https://example.de", "CACHE": False}):
+            _, de = fetch("/sitemap-places-1.xml")
+        de_entries = entries(assert_valid(de))
+        assert [loc for loc, _ in de_entries] == ["https://example.de/de/places/berlin/"]
+        # Together the two files are reciprocal.
+        self.assert_reciprocal(com_entries + de_entries)
+        assert de_entries[0][1] == com_entries[0][1]
+
+
+class StorySection(ModelSection):
+    model = Story
+    name = "stories"
+    lastmod_fields = ["updated_at"]
+    extensions = [Hreflang()]
+
+
+@override_settings(**I18N)
+class ParlerTests(Registered):
+    """django-parler: a story exists in the languages it has translations for."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        # parler caches translations in the default cache, keyed by primary
+        # key, which the rolled-back rows of other tests reuse.
+        cache.clear()
+        both = Story.objects.create()
+        both.set_current_language("en")
+        both.title, both.slug = "Spring", "spring"
+        both.save()
+        both.set_current_language("de")
+        both.title, both.slug = "Frühling", "frühling"
+        both.save()
+        only_fr = Story()
+        only_fr.set_current_language("fr")
+        only_fr.title, only_fr.slug = "Été", "été"
+        only_fr.save()
+        site.register(StorySection)
+
+    def test_versions_follow_translations(self) -> None:
+        _, body = fetch("/sitemap-stories-1.xml")
+        found = entries(assert_valid(body))
+        assert [loc for loc, _ in found] == [
+            "https://example.com/en/stories/spring/",
+            "https://example.com/de/stories/fr%C3%BChling/",
+            "https://example.com/fr/stories/%C3%A9t%C3%A9/",
+        ]
+        assert found[0][1] == {
+            "en": "https://example.com/en/stories/spring/",
+            "de": "https://example.com/de/stories/fr%C3%BChling/",
+            "x-default": "https://example.com/en/stories/spring/",
+        }
+        # Only in French: lists itself, and no x-default (there is no English one).
+        assert found[2][1] == {"fr": "https://example.com/fr/stories/%C3%A9t%C3%A9/"}
+        self.assert_reciprocal(found)
+
+    def test_queries_do_not_grow_with_rows(self) -> None:
+        for i in range(10):
+            story = Story()
+            story.set_current_language("en")
+            story.title, story.slug = f"t{i}", f"s{i}"
+            story.save()
+        # Page lastmod, rows, prefetched translations: none per URL.
+        with self.assertNumQueries(3):
+            _, body = fetch("/sitemap-stories-1.xml")
+        assert len(locs(body)) == 13
+
+    def test_section_hook_wins(self) -> None:
+        class OnlyGerman(StorySection):
+            name = "german"
+
+            def item_languages(self, item: Any) -> list[str]:
+                return ["de"]
+
+        site.register(OnlyGerman)
+        _, body = fetch("/sitemap-german-1.xml")
+        assert locs(body) == ["https://example.com/de/stories/fr%C3%BChling/"]
+
+
+@pytest.mark.slow
+@override_settings(
+    ROOT_URLCONF="tests.i18napp.urls",
+    LANGUAGES=[
+        (code, code)
+        for code in "en de fr es it nl pt pl sv da fi nb cs sk hu ro el tr ru uk".split()
+    ],
+    LANGUAGE_CODE="en",
+)
+class TwentyLanguagesTests(Registered):
+    """With 20 versions per row and 2,000-character URLs, files split under the byte cap."""
+
+    def test_split_before_byte_cap(self) -> None:
+        slug = "x" * 1_960
+        Place.objects.bulk_create([Place(slug=f"{i:04d}{slug}") for i in range(80)])
+        section = PlaceSection()
+        site.register(section)
+        assert section.urls_per_item() == 20
+        envelope = len(b'<?xml version="1.0" encoding="UTF-8"?>\n') + 200
+        assert section.urls_per_file() * section.entry_budget() + envelope <= (
+            protocol.MAX_FILE_BYTES
+        )
+        _, index = fetch("/sitemap.xml")
+        files = locs(index)
+        assert len(files) == 3
+        total = 0
+        for url in files:
+            _, body = fetch(url.removeprefix("https://example.com"))
+            assert len(body) <= protocol.MAX_FILE_BYTES
+            found = entries(assert_valid(body, official=False))
+            assert all(len(links) == 21 for _, links in found)
+            total += len(found)
+        # One file of everything would be about 73 MB: the split was needed.
+        assert total == 80 * 20
+
+
+@override_settings(**I18N)
+class CheckTests(Registered):
+    def ids(self) -> list[str]:
+        return [m.id for m in check_sections() if isinstance(m, Error)]  # type: ignore[misc]
+
+    def test_clean(self) -> None:
+        site.register(AboutSection)
+        assert self.ids() == []
+
+    def test_bad_code(self) -> None:
+        site.register(AboutSection, extensions=[Hreflang(["english"])])
+        assert "sitemaps_plus.E101" in self.ids()
+
+    def test_x_default_not_a_language(self) -> None:
+        site.register(AboutSection, extensions=[Hreflang(["en"], x_default="de")])
+        assert "sitemaps_plus.E102" in self.ids()
+
+    def test_bad_host(self) -> None:
+        site.register(AboutSection, extensions=[Hreflang(hosts={"de": "example.de"})])
+        assert "sitemaps_plus.E103" in self.ids()
+
+    @override_settings(USE_I18N=False)
+    def test_without_i18n(self) -> None:
+        site.register(AboutSection)
+        assert "sitemaps_plus.W101" in [m.id for m in check_sections()]
+
+
+def test_hreflang_code() -> None:
+    assert hreflang_code("pt-br") == "pt-BR"
+    assert hreflang_code("zh-hans") == "zh-Hans"
+    assert hreflang_code("sr-latn-rs") == "sr-Latn-RS"
+    assert hreflang_code("es-419") == "es-419"
