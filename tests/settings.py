@@ -35,6 +35,9 @@ INSTALLED_APPS = [
     "django.contrib.sitemaps",
     "django_sitemaps_plus",
     "tests.testapp",
+    # Extension tests: hreflang with a real django-parler model, images, news, video.
+    "parler",
+    "tests.i18napp",
 ]
 SITE_ID = 1
 ROOT_URLCONF = "tests.urls"
