@@ -1,0 +1,165 @@
+"""``manage.py validate_sitemaps``: formats, fail levels and exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import override_settings
+
+from django_sitemaps_plus import protocol
+from django_sitemaps_plus.management.commands.validate_sitemaps import Command
+
+SITE = "https://example.com"
+
+
+def write_sitemap(directory: Path, name: str, body: str) -> Path:
+    path = directory / name
+    path.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<urlset xmlns="{protocol.SITEMAP_NS}">{body}</urlset>\n'
+    )
+    return path
+
+
+@pytest.fixture
+def clean(tmp_path: Path) -> Path:
+    return write_sitemap(tmp_path, "clean.xml", f"<url><loc>{SITE}/</loc></url>")
+
+
+@pytest.fixture
+def broken(tmp_path: Path) -> Path:
+    # One error (priority), one warning (duplicate).
+    return write_sitemap(
+        tmp_path,
+        "broken.xml",
+        f"<url><loc>{SITE}/</loc><priority>3</priority></url><url><loc>{SITE}/</loc></url>",
+    )
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    """Run as ``manage.py`` would: the exit code from ``SystemExit``."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    command = Command(stdout=stdout, stderr=stderr)
+    try:
+        command.run_from_argv(["manage.py", "validate_sitemaps", *args])
+    except SystemExit as exc:
+        return int(exc.code or 0), stdout.getvalue(), stderr.getvalue()
+    return 0, stdout.getvalue(), stderr.getvalue()
+
+
+class TestExitCodes:
+    def test_clean_file_exits_0(self, clean):
+        code, out, _ = run(str(clean))
+        assert code == 0
+        assert out.endswith("0 errors, 0 warnings, 0 info\n")
+
+    def test_error_exits_1(self, broken):
+        code, out, err = run(str(broken))
+        assert code == 1
+        assert "SM406" in out
+        assert "1 error, 1 warning, 0 info" in err
+
+    def test_fail_level(self, tmp_path):
+        warning_only = write_sitemap(
+            tmp_path, "dup.xml", f"<url><loc>{SITE}/</loc></url><url><loc>{SITE}/</loc></url>"
+        )
+        assert run(str(warning_only))[0] == 0
+        assert run(str(warning_only), "--fail-level", "warning")[0] == 1
+        assert run(str(warning_only), "--fail-level", "warning", "--ignore", "SM313")[0] == 0
+
+    def test_bad_usage_exits_2(self, clean):
+        assert run(str(clean), "--fail-level", "fatal")[0] == 2
+        assert run(str(clean), "--format", "yaml")[0] == 2
+        assert run(str(clean), "--max-findings", "0")[0] == 2
+        code, _, err = run(str(clean), "--ignore", "SM999")
+        assert (code, "SM999" in err) == (2, True)
+
+    def test_unreadable_target_exits_2(self, tmp_path):
+        code, _, err = run(str(tmp_path / "missing.xml"))
+        assert code == 2
+        assert "cannot read" in err
+
+
+class TestOutput:
+    def test_json_alone_on_stdout(self, broken, clean):
+        code, out, _ = run(str(broken), str(clean), "--format", "json")
+        assert code == 1
+        data = json.loads(out)
+        assert data["summary"] == {"errors": 1, "warnings": 1, "info": 0}
+        first = data["files"][0]
+        assert first["target"] == str(broken)
+        assert set(first["findings"][0]) == {
+            "rule",
+            "severity",
+            "source",
+            "line",
+            "column",
+            "url",
+            "message",
+            "hint",
+        }
+        assert {f["rule"] for f in first["findings"]} == {"SM406", "SM313"}
+        assert data["files"][1]["summary"] == {"errors": 0, "warnings": 0, "info": 0}
+
+    def test_max_findings_and_base_url(self, tmp_path):
+        body = "".join(f"<url><loc>{SITE}/{i}</loc><priority>7</priority></url>" for i in range(5))
+        path = write_sitemap(tmp_path, "many.xml", body)
+        code, out, _ = run(str(path), "--format", "json", "--max-findings", "2")
+        data = json.loads(out)
+        assert (code, len(data["files"][0]["findings"]), data["summary"]["errors"]) == (1, 2, 5)
+        code, out, _ = run(
+            str(path), "--format", "json", "--base-url", "https://other.example/sitemap.xml"
+        )
+        assert "SM310" in {f["rule"] for f in json.loads(out)["files"][0]["findings"]}
+
+    def test_stdin(self, clean, monkeypatch):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(clean.read_bytes())))
+        code, out, _ = run("-")
+        assert code == 0
+        assert "(urlset, 1 entries)" in out
+
+    def test_local_index_followed_with_base_url(self, tmp_path, clean):
+        index = tmp_path / "sitemap.xml"
+        index.write_text(
+            f'<sitemapindex xmlns="{protocol.SITEMAP_NS}">'
+            f"<sitemap><loc>{SITE}/clean.xml</loc></sitemap>"
+            f"<sitemap><loc>{SITE}/gone.xml</loc></sitemap></sitemapindex>"
+        )
+        code, out, _ = run(str(index), "--base-url", f"{SITE}/sitemap.xml", "--format", "json")
+        data = json.loads(out)
+        assert [f["target"] for f in data["files"]] == [str(index), str(clean)]
+        assert [f["rule"] for f in data["files"][0]["findings"]] == ["SM102", "SM601"]
+        assert code == 1
+        code, out, _ = run(str(index), "--base-url", f"{SITE}/sitemap.xml", "--no-follow")
+        assert out.count("entries)") == 1
+
+
+class TestCallCommand:
+    def test_call_command_raises_command_error_with_returncode(self, broken, clean):
+        out = io.StringIO()
+        call_command("validate_sitemaps", str(clean), stdout=out)
+        assert "no findings" in out.getvalue()
+        with pytest.raises(CommandError) as info:
+            call_command("validate_sitemaps", str(broken), stdout=io.StringIO())
+        assert info.value.returncode == 1
+
+    @pytest.mark.django_db
+    @override_settings(ROOT_URLCONF="tests.test_validation_http")
+    def test_no_target_validates_the_site(self):
+        out = io.StringIO()
+        call_command("validate_sitemaps", "--format", "json", stdout=out)
+        targets = [f["target"] for f in json.loads(out.getvalue())["files"]]
+        assert targets[0] == f"{SITE}/sitemap.xml"
+        assert len(targets) == 3
+
+    @override_settings(ROOT_URLCONF="tests.validation_urls")
+    def test_no_target_without_urls_is_usage_error(self):
+        with pytest.raises(CommandError) as info:
+            call_command("validate_sitemaps", stdout=io.StringIO())
+        assert info.value.returncode == 2

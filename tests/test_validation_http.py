@@ -1,0 +1,206 @@
+"""Validating over HTTP against a real local server (127.0.0.1 only), and the
+site's own sitemaps in-process through the Django test client."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from django.http import HttpRequest, HttpResponse
+from django.test import override_settings
+from django.urls import include, path
+
+from django_sitemaps_plus import protocol, register
+from django_sitemaps_plus.validation import UnreadableTarget, validate, validate_site
+from django_sitemaps_plus.validation.fetch import FetchError, HttpFetcher
+from tests.testapp.models import Article
+
+XML = "application/xml; charset=utf-8"
+Route = tuple[int, dict[str, str], bytes]
+
+
+def urlset(*locs: str) -> bytes:
+    entries = "".join(f"<url><loc>{loc}</loc></url>" for loc in locs)
+    return (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{protocol.SITEMAP_NS}">'
+        f"{entries}</urlset>\n"
+    ).encode()
+
+
+def index(*locs: str) -> bytes:
+    entries = "".join(f"<sitemap><loc>{loc}</loc></sitemap>" for loc in locs)
+    return (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="{protocol.SITEMAP_NS}">'
+        f"{entries}</sitemapindex>\n"
+    ).encode()
+
+
+class Server:
+    """A real HTTP server on 127.0.0.1 serving fixed responses by path."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Route] = {}
+        routes = self.routes
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if self.path == "/slow.xml":
+                    time.sleep(1.5)
+                status, headers, body = routes.get(self.path, (404, {}, b"not found"))
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    def add(self, path: str, body: bytes, *, status: int = 200, **headers: str) -> str:
+        normalized = {name.replace("_", "-"): value for name, value in headers.items()}
+        normalized.setdefault("Content-Type", XML)
+        self.routes[path] = (status, normalized, body)
+        return self.base + path
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    instance = Server()
+    instance._thread.start()
+    try:
+        yield instance
+    finally:
+        instance._server.shutdown()
+        instance._server.server_close()
+
+
+def check(url: str, **options: object):  # type: ignore[no-untyped-def]
+    return validate(url, fetcher=HttpFetcher(timeout=5, use_env_proxies=False), **options)  # type: ignore[arg-type]
+
+
+class TestOverHttp:
+    def test_index_is_followed_to_every_sitemap(self, server):
+        b = server.base
+        server.add("/sitemap.xml", index(f"{b}/s1.xml", f"{b}/s2.xml.gz"))
+        server.add("/s1.xml", urlset(f"{b}/a"))
+        server.add(
+            "/s2.xml.gz", gzip.compress(urlset(f"{b}/b", f"{b}/b")), Content_Type="application/gzip"
+        )
+        report = check(f"{b}/sitemap.xml")
+        assert [f.target for f in report.files] == [
+            f"{b}/sitemap.xml",
+            f"{b}/s1.xml",
+            f"{b}/s2.xml.gz",
+        ]
+        assert [f.kind for f in report.files] == ["sitemapindex", "urlset", "urlset"]
+        assert report.rule_ids() == {"SM313"}
+        assert report.files[2].findings[0].url == f"{b}/b"
+
+    def test_no_follow(self, server):
+        server.add("/sitemap.xml", index(f"{server.base}/s1.xml"))
+        report = check(f"{server.base}/sitemap.xml", follow=False)
+        assert len(report.files) == 1
+
+    def test_children_off_host_or_outside_directory_are_reported_not_fetched(self, server):
+        b = server.base
+        server.add("/dir/sitemap.xml", index("https://elsewhere.example/s.xml", f"{b}/other/s.xml"))
+        report = check(f"{b}/dir/sitemap.xml")
+        assert len(report.files) == 1
+        assert report.rule_ids() == {"SM310", "SM312"}
+
+    def test_missing_child_and_nested_index_and_loop(self, server):
+        b = server.base
+        server.add("/sitemap.xml", index(f"{b}/missing.xml", f"{b}/nested.xml"))
+        server.add("/nested.xml", index(f"{b}/sitemap.xml", f"{b}/s.xml"))
+        server.add("/s.xml", urlset(f"{b}/a"))
+        report = check(f"{b}/sitemap.xml")
+        top = report.files[0]
+        assert top.rule_ids() == {"SM601", "SM602"}
+        assert next(f for f in top.findings if f.rule.id == "SM601").url == f"{b}/missing.xml"
+        nested = next(f for f in report.files if f.target.endswith("/nested.xml"))
+        assert nested.rule_ids() == {"SM602"}  # lists the top index: a loop, not re-fetched
+        assert [f.target for f in report.files].count(f"{b}/sitemap.xml") == 1
+
+    def test_redirect_and_content_type_are_reported(self, server):
+        b = server.base
+        server.add("/old.xml", b"", status=301, Location="/sitemap.xml")
+        server.add("/sitemap.xml", urlset(f"{b}/a"), Content_Type="text/html")
+        report = check(f"{b}/old.xml")
+        assert report.rule_ids() == {"SM701", "SM702"}
+        assert report.files[0].kind == "urlset"
+
+    def test_top_level_failures_are_unreadable_targets(self, server):
+        with pytest.raises(UnreadableTarget, match="404"):
+            check(f"{server.base}/nothing.xml")
+        server.add("/slow.xml", urlset(f"{server.base}/a"))
+        with pytest.raises(FetchError, match="timed out"):
+            HttpFetcher(timeout=0.3, use_env_proxies=False).fetch(f"{server.base}/slow.xml")
+
+    def test_size_cap_applies_over_http(self, server):
+        big = urlset(f"{server.base}/a").replace(
+            b"</urlset>", b"<!-- padding -->" * (protocol.MAX_FILE_BYTES // 16 + 10) + b"</urlset>"
+        )
+        server.add("/big.xml.gz", gzip.compress(big, 1), Content_Type="application/gzip")
+        report = check(f"{server.base}/big.xml.gz")
+        assert report.rule_ids() == {"SM503"}
+
+
+def static_sitemaps(request: HttpRequest, name: str) -> HttpResponse:
+    base = "https://example.com"
+    files = {
+        "sitemap.xml": index(f"{base}/sitemap-pages-1.xml"),
+        "sitemap-pages-1.xml": urlset(f"{base}/", f"{base}/about/"),
+        "sitemap-pages-1.txt": f"{base}/\n{base}/about/\n".encode(),
+    }
+    if name not in files:
+        return HttpResponse(status=404)
+    content_type = "text/plain" if name.endswith(".txt") else "application/xml"
+    return HttpResponse(files[name], content_type=content_type)
+
+
+static_patterns = (
+    [
+        path("sitemap.xml", static_sitemaps, {"name": "sitemap.xml"}, name="index"),
+        path("<str:name>", static_sitemaps, name="file"),
+    ],
+    "sitemaps_plus",
+)
+urlpatterns = [path("", include(static_patterns))]
+
+
+@pytest.mark.django_db  # the base URL may come from the Sites framework
+class TestOwnSite:
+    @override_settings(ROOT_URLCONF=__name__)
+    def test_static_site_through_the_test_client(self):
+        report = validate_site()
+        assert [(f.target, f.kind) for f in report.files] == [
+            ("https://example.com/sitemap.xml", "sitemapindex"),
+            ("https://example.com/sitemap-pages-1.xml", "urlset"),
+            ("https://example.com/sitemap-pages-1.txt", "text"),
+        ]
+        assert report.findings == []
+
+    def test_real_views_end_to_end(self, registry):
+        register(Article, lastmod_fields=["updated_at"], limit=2)
+        when = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+        Article.objects.bulk_create(
+            Article(pk=i + 1, title=f"t{i}", slug=f"article-{i}", updated_at=when + dt.timedelta(i))
+            for i in range(3)
+        )
+        report = validate_site()
+        kinds = [f.kind for f in report.files]
+        assert kinds == ["sitemapindex", "urlset", "urlset", "text", "text"]
+        assert sum(f.entries for f in report.files if f.kind == "urlset") == 3
+        assert report.findings == []
