@@ -430,6 +430,7 @@ class XmlChecker:
 
     def _syntax_error(self, exc: etree.XMLSyntaxError) -> None:
         self.stopped = True
+        self.report.entries = self._entries
         message = _POSITION_SUFFIX_RE.sub("", str(exc.msg or exc))
         line, column = exc.position if exc.position else (None, None)
         self.report.add(_syntax_rule(message), message, line=line, column=column)
