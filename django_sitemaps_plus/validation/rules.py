@@ -18,6 +18,7 @@ the protocol text, the finding is info and says so.
 from __future__ import annotations
 
 import enum
+import html
 from dataclasses import dataclass
 from typing import Final
 
@@ -678,3 +679,31 @@ RULES: Final[dict[str, Rule]] = {rule.id: rule for rule in _RULES}
 def get_rule(rule_id: str) -> Rule:
     """The rule with ``rule_id``; ``KeyError`` when there is none."""
     return RULES[rule_id]
+
+
+def _cell(text: str, *, code: bool = False) -> str:
+    text = text.replace("|", "\\|")
+    if not code:
+        return html.escape(text, quote=False)
+    fence = "``" if "`" in text else "`"
+    pad = " " if fence == "``" else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def rules_table() -> str:
+    """The Markdown table of every rule, as docs/validation.md embeds it.
+
+    A test compares the two, so adding or changing a rule means regenerating
+    the table: ``python -c "from django_sitemaps_plus.validation.rules import
+    rules_table; print(rules_table())"``.
+    """
+    lines = [
+        "| id | severity | source | rule | example | fix |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines.extend(
+        f"| {rule.id} | {rule.severity.value} | {rule.source.value} | {_cell(rule.title)} "
+        f"| {_cell(rule.example, code=True)} | {_cell(rule.hint)} |"
+        for rule in _RULES
+    )
+    return "\n".join(lines) + "\n"
