@@ -247,7 +247,28 @@ class ParlerTests(Registered):
     ROOT_URLCONF="tests.i18napp.urls",
     LANGUAGES=[
         (code, code)
-        for code in "en de fr es it nl pt pl sv da fi nb cs sk hu ro el tr ru uk".split()
+        for code in [
+            "en",
+            "de",
+            "fr",
+            "es",
+            "it",
+            "nl",
+            "pt",
+            "pl",
+            "sv",
+            "da",
+            "fi",
+            "nb",
+            "cs",
+            "sk",
+            "hu",
+            "ro",
+            "el",
+            "tr",
+            "ru",
+            "uk",
+        ]
     ],
     LANGUAGE_CODE="en",
 )

@@ -84,9 +84,7 @@ def entries(root: etree._Element) -> list[tuple[str, dict[str, str]]]:
     """Each ``<url>``'s loc and its hreflang → href links."""
     out = []
     for url in root.findall("sm:url", NS):
-        links = {
-            link.get("hreflang"): link.get("href") for link in url.findall("xhtml:link", NS)
-        }
+        links = {link.get("hreflang"): link.get("href") for link in url.findall("xhtml:link", NS)}
         out.append((url.findtext("sm:loc", namespaces=NS), links))
     return out
 

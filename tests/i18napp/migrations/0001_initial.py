@@ -7,90 +7,150 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Clip',
+            name="Clip",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=200)),
-                ('title', models.CharField(max_length=100)),
-                ('description', models.TextField()),
-                ('thumbnail', models.FileField(upload_to='thumbs/')),
-                ('file', models.FileField(blank=True, upload_to='clips/')),
-                ('player_url', models.URLField(blank=True)),
-                ('seconds', models.PositiveIntegerField(blank=True, null=True)),
-                ('rating', models.DecimalField(blank=True, decimal_places=1, max_digits=3, null=True)),
-                ('published_at', models.DateTimeField(blank=True, null=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=200)),
+                ("title", models.CharField(max_length=100)),
+                ("description", models.TextField()),
+                ("thumbnail", models.FileField(upload_to="thumbs/")),
+                ("file", models.FileField(blank=True, upload_to="clips/")),
+                ("player_url", models.URLField(blank=True)),
+                ("seconds", models.PositiveIntegerField(blank=True, null=True)),
+                (
+                    "rating",
+                    models.DecimalField(blank=True, decimal_places=1, max_digits=3, null=True),
+                ),
+                ("published_at", models.DateTimeField(blank=True, null=True)),
             ],
         ),
         migrations.CreateModel(
-            name='Gallery',
+            name="Gallery",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=200)),
-                ('cover', models.FileField(blank=True, upload_to='covers/')),
-                ('external_image', models.URLField(blank=True, max_length=500)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=200)),
+                ("cover", models.FileField(blank=True, upload_to="covers/")),
+                ("external_image", models.URLField(blank=True, max_length=500)),
             ],
         ),
         migrations.CreateModel(
-            name='NewsItem',
+            name="NewsItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(max_length=300)),
-                ('slug', models.SlugField(max_length=200)),
-                ('published_at', models.DateTimeField()),
-                ('updated_at', models.DateTimeField(blank=True, null=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("title", models.CharField(max_length=300)),
+                ("slug", models.SlugField(max_length=200)),
+                ("published_at", models.DateTimeField()),
+                ("updated_at", models.DateTimeField(blank=True, null=True)),
             ],
         ),
         migrations.CreateModel(
-            name='Place',
+            name="Place",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=2000)),
-                ('updated_at', models.DateTimeField(blank=True, null=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=2000)),
+                ("updated_at", models.DateTimeField(blank=True, null=True)),
             ],
         ),
         migrations.CreateModel(
-            name='Story',
+            name="Story",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('updated_at', models.DateTimeField(blank=True, null=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("updated_at", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'abstract': False,
+                "abstract": False,
             },
             bases=(parler.models.TranslatableModelMixin, models.Model),
         ),
         migrations.CreateModel(
-            name='Photo',
+            name="Photo",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('file', models.FileField(upload_to='photos/')),
-                ('gallery', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='photos', to='i18napp.gallery')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("file", models.FileField(upload_to="photos/")),
+                (
+                    "gallery",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="photos",
+                        to="i18napp.gallery",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='StoryTranslation',
+            name="StoryTranslation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('language_code', models.CharField(db_index=True, max_length=15, verbose_name='Language')),
-                ('title', models.CharField(max_length=200)),
-                ('slug', models.SlugField(allow_unicode=True, max_length=200)),
-                ('master', parler.fields.TranslationsForeignKey(editable=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='translations', to='i18napp.story')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "language_code",
+                    models.CharField(db_index=True, max_length=15, verbose_name="Language"),
+                ),
+                ("title", models.CharField(max_length=200)),
+                ("slug", models.SlugField(allow_unicode=True, max_length=200)),
+                (
+                    "master",
+                    parler.fields.TranslationsForeignKey(
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="translations",
+                        to="i18napp.story",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'story Translation',
-                'db_table': 'i18napp_story_translation',
-                'db_tablespace': '',
-                'managed': True,
-                'default_permissions': (),
-                'constraints': [models.UniqueConstraint(fields=('language_code', 'master'), name='i18napp_story_translation_uniq_lang')],
+                "verbose_name": "story Translation",
+                "db_table": "i18napp_story_translation",
+                "db_tablespace": "",
+                "managed": True,
+                "default_permissions": (),
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("language_code", "master"),
+                        name="i18napp_story_translation_uniq_lang",
+                    )
+                ],
             },
             bases=(parler.models.TranslatedFieldsModelMixin, models.Model),
         ),

@@ -1,0 +1,229 @@
+"""Video: video:video from fields or a method, within Google's limits."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.core.checks import Error
+from django.test import TestCase, override_settings
+
+from django_sitemaps_plus import ModelSection, Section, protocol
+from django_sitemaps_plus.checks import check_sections
+from django_sitemaps_plus.extensions import Video, VideoInfo
+from django_sitemaps_plus.registry import site
+from tests.i18napp.models import Clip
+from tests.i18napp.xmlcheck import NS, assert_valid, urlset
+from tests.utils import fetch
+
+FIELDS = {
+    "thumbnail_loc": "thumbnail",
+    "title": "title",
+    "description": "description",
+    "content_loc": "file",
+    "player_loc": "player_url",
+    "duration": "seconds",
+    "rating": "rating",
+    "publication_date": "published_at",
+}
+
+
+class ClipSection(ModelSection):
+    model = Clip
+    name = "clips"
+    url_name = "clip"
+    url_kwargs = {"slug": "slug"}
+    extensions = [Video(fields=FIELDS)]
+
+
+FULL = VideoInfo(
+    thumbnail_loc="/media/thumbs/t.jpg",
+    title="Grilling steaks & more",
+    description="How to grill.",
+    content_loc="https://cdn.example.net/v.mp4",
+    player_loc="https://player.example.net/embed/1",
+    duration=600,
+    expiration_date=dt.date(2027, 1, 1),
+    rating=4.5,
+    view_count=12,
+    publication_date=dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc),
+    tags=["steak", "grill"],
+    family_friendly=True,
+    restriction=["DE", "fr"],
+    restriction_relationship="deny",
+    requires_subscription=False,
+    uploader="Chef",
+    uploader_info="/chefs/1/",
+    platforms=["web", "tv"],
+    live=False,
+)
+
+
+class OneVideo(Section):
+    name = "one"
+    extensions = [Video(method="videos")]
+    info: VideoInfo = FULL
+
+    def items(self) -> list[str]:
+        return ["/watch/"]
+
+    def videos(self, item: Any) -> VideoInfo:
+        return self.info
+
+
+@override_settings(ROOT_URLCONF="tests.i18napp.urls", MEDIA_URL="/media/")
+class VideoTests(TestCase):
+    maxDiff = None
+
+    def setUp(self) -> None:
+        self._saved = dict(site._registry)
+        site._registry.clear()
+
+    def tearDown(self) -> None:
+        site._registry.clear()
+        site._registry.update(self._saved)
+
+    def test_every_element_whole_document(self) -> None:
+        site.register(OneVideo)
+        _, body = fetch("/sitemap-one-1.xml")
+        assert_valid(body)
+        self.assertXMLEqual(
+            body.decode(),
+            urlset(
+                "<url><loc>https://example.com/watch/</loc><video:video>"
+                "<video:thumbnail_loc>https://example.com/media/thumbs/t.jpg"
+                "</video:thumbnail_loc>"
+                "<video:title>Grilling steaks &amp; more</video:title>"
+                "<video:description>How to grill.</video:description>"
+                "<video:content_loc>https://cdn.example.net/v.mp4</video:content_loc>"
+                "<video:player_loc>https://player.example.net/embed/1</video:player_loc>"
+                "<video:duration>600</video:duration>"
+                "<video:expiration_date>2027-01-01</video:expiration_date>"
+                "<video:rating>4.5</video:rating>"
+                "<video:view_count>12</video:view_count>"
+                "<video:publication_date>2026-01-02T03:04:05Z</video:publication_date>"
+                "<video:tag>steak</video:tag><video:tag>grill</video:tag>"
+                "<video:family_friendly>yes</video:family_friendly>"
+                '<video:restriction relationship="deny">DE FR</video:restriction>'
+                "<video:requires_subscription>no</video:requires_subscription>"
+                '<video:uploader info="https://example.com/chefs/1/">Chef</video:uploader>'
+                '<video:platform relationship="allow">web tv</video:platform>'
+                "<video:live>no</video:live>"
+                "</video:video></url>",
+                prefixes=["video"],
+            ),
+        )
+        for tag in protocol.DEPRECATED_VIDEO_TAGS:
+            assert f"video:{tag}".encode() not in body
+
+    def test_from_fields_one_query_per_batch(self) -> None:
+        Clip.objects.create(
+            slug="a",
+            title="A",
+            description="About a.",
+            thumbnail="thumbs/a.jpg",
+            file="clips/a.mp4",
+            seconds=90,
+            rating=Decimal("3.5"),
+        )
+        Clip.objects.create(
+            slug="b", title="B", description="About b.", thumbnail="thumbs/b.jpg",
+            player_url="https://player.example.net/b",
+        )  # fmt: skip
+        site.register(ClipSection)
+        with self.assertNumQueries(3):  # page lastmod, rows, video fields
+            _, body = fetch("/sitemap-clips-1.xml")
+        root = assert_valid(body)
+        assert root.xpath("//video:content_loc/text()", namespaces=NS) == [
+            "https://example.com/media/clips/a.mp4"
+        ]
+        assert root.xpath("//video:player_loc/text()", namespaces=NS) == [
+            "https://player.example.net/b"
+        ]
+        assert root.xpath("//video:duration/text()", namespaces=NS) == ["90"]
+
+    def assert_dropped(self, info: VideoInfo, message: str) -> bytes:
+        site.register(OneVideo, info=info)
+        with self.assertLogs("django_sitemaps_plus", logging.WARNING) as logs:
+            _, body = fetch("/sitemap-one-1.xml")
+        assert_valid(body)
+        assert message in "".join(logs.output)
+        return body
+
+    def test_title_over_100_drops_the_video(self) -> None:
+        body = self.assert_dropped(
+            VideoInfo("/t.jpg", "x" * 101, "d", content_loc="/v.mp4"), "title of 101"
+        )
+        assert b"video:video" not in body
+
+    def test_description_over_2048_drops_the_video(self) -> None:
+        body = self.assert_dropped(
+            VideoInfo("/t.jpg", "t", "d" * 2_049, content_loc="/v.mp4"), "2,049"
+        )
+        assert b"video:video" not in body
+
+    def test_no_content_or_player_drops_the_video(self) -> None:
+        body = self.assert_dropped(VideoInfo("/t.jpg", "t", "d"), "neither")
+        assert b"video:video" not in body
+
+    def test_out_of_range_optional_values_left_out(self) -> None:
+        info = VideoInfo(
+            "/t.jpg",
+            "t",
+            "d",
+            content_loc="/v.mp4",
+            duration=28_801,
+            rating=5.5,
+            tags=[f"t{i}" for i in range(40)],
+            restriction=["Germany"],
+            platforms=["desktop"],
+        )
+        body = self.assert_dropped(info, "duration of 28801")
+        assert b"video:duration" not in body
+        assert b"video:rating" not in body
+        assert b"video:restriction" not in body
+        assert b"video:platform" not in body
+        assert body.count(b"<video:tag>") == protocol.MAX_VIDEO_TAGS
+
+    def test_limits_edges_are_written(self) -> None:
+        info = VideoInfo(
+            "/t.jpg", "x" * 100, "d" * 2_048, content_loc="/v.mp4", duration=1, rating=0
+        )
+        site.register(OneVideo, info=info)
+        _, body = fetch("/sitemap-one-1.xml")
+        root = assert_valid(body)
+        assert root.xpath("//video:duration/text()", namespaces=NS) == ["1"]
+        assert root.xpath("//video:rating/text()", namespaces=NS) == ["0"]
+
+    def test_over_byte_budget_left_out(self) -> None:
+        site.register(
+            OneVideo,
+            extensions=[Video(method="videos", max_bytes_per_video=300)],
+            info=VideoInfo("/t.jpg", "t", "d" * 500, content_loc="/v.mp4"),
+        )
+        with self.assertLogs("django_sitemaps_plus", logging.WARNING):
+            _, body = fetch("/sitemap-one-1.xml")
+        assert b"video:video" not in body
+
+    def test_checks(self) -> None:
+        class Loose(ClipSection):
+            extensions = [Video(fields={"title": "description", "thumbnail_loc": "nope"})]
+
+        site.register(Loose)
+        messages = check_sections()
+        ids = {m.id for m in messages}
+        assert "sitemaps_plus.E131" in ids  # unknown field
+        assert "sitemaps_plus.E132" in ids  # description, content/player missing
+        assert "sitemaps_plus.W131" in ids  # a TextField feeds the title
+
+    def test_clean_checks(self) -> None:
+        site.register(ClipSection)
+        assert [m for m in check_sections() if isinstance(m, Error)] == []
+        assert "sitemaps_plus.W131" in {m.id for m in check_sections()}  # description
+
+    def test_fields_or_method(self) -> None:
+        with pytest.raises(TypeError):
+            Video()
