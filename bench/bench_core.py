@@ -241,6 +241,7 @@ class Case:
     sections: tuple[str, ...] | None = None
     slow: bool = False
     times: list[float] = field(default_factory=list)
+    cpu_times: list[float] = field(default_factory=list)
     queries: int | None = None
     size: int = 0
     tracemalloc_peak: int | None = None
@@ -256,6 +257,14 @@ class Case:
     @property
     def median(self) -> float:
         return statistics.median(self.times)
+
+    @property
+    def best(self) -> float:
+        return min(self.times)
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(self.cpu_times)
 
 
 def cases(rows: int, limit: int) -> list[Case]:
@@ -317,19 +326,30 @@ def cases(rows: int, limit: int) -> list[Case]:
     ]
 
 
-def time_case(case: Case, repeat: int) -> None:
+def warm_up(case: Case) -> None:
+    """One unmeasured run, which also counts the queries."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    c = client()
     with CaptureQueriesContext(connection) as captured:
-        case.size = case.run(c)  # warm-up, and the query count
+        case.size = case.run(client())
     case.queries = None if case.func is not None else len(captured.captured_queries)
-    for _ in range(repeat):
-        gc.collect()
-        started = time.perf_counter()
-        case.run(c)
-        case.times.append(time.perf_counter() - started)
+
+
+def time_rounds(selected: list[Case], repeat: int, slow_repeat: int) -> None:
+    """``repeat`` rounds over all cases, interleaved, so a load change on the
+    machine affects every case alike rather than whichever ran then."""
+    c = client()
+    for round_ in range(max(repeat, slow_repeat)):
+        for case in selected:
+            if round_ >= (slow_repeat if case.slow else repeat):
+                continue
+            gc.collect()
+            cpu = time.process_time()
+            started = time.perf_counter()
+            case.run(c)
+            case.times.append(time.perf_counter() - started)
+            case.cpu_times.append(time.process_time() - cpu)
 
 
 def tracemalloc_case(case: Case) -> None:
@@ -512,6 +532,15 @@ def _mb(value: int | None) -> str:
     return "-" if value is None else f"{value / 1024 / 1024:.1f} MB"
 
 
+def _times(case: Case) -> str:
+    return f"{_ms(case.median)} | {_ms(case.best)} | {_ms(case.cpu)}"
+
+
+def _ratio(numerator: float, denominator: float, faster: bool = False) -> str:
+    ratio = numerator / denominator
+    return f"{ratio:.1f}x faster" if faster else f"{ratio:.2f}x"
+
+
 def markdown(result: dict[str, Any], measured: list[Case]) -> str:
     by_key = {c.key: c for c in measured}
     contrib = by_key.get("contrib-page")
@@ -521,30 +550,29 @@ def markdown(result: dict[str, Any], measured: list[Case]) -> str:
         f"### {result['machine']['database']}, {result['rows']:,} rows",
         "",
         f"{result['machine']['cpu']}, {result['machine']['memory']}; Python "
-        f"{result['machine']['python']}, Django {result['machine']['django']}. Median of "
-        f"{result['repeat']} runs (contrib's lastmod index: {result['slow_repeat']}) after a "
-        "warm-up run; memory: tracemalloc peak during one request / growth of peak RSS "
-        "over idle in a fresh process.",
+        f"{result['machine']['python']}, Django {result['machine']['django']}. Wall time: "
+        f"median and fastest of {result['repeat']} runs (contrib's lastmod index: "
+        f"{result['slow_repeat']}), the cases interleaved round by round, after a warm-up "
+        "run; CPU: median CPU time of this process (on PostgreSQL the server's work is not "
+        "in it). Ratios are of the medians. Memory: tracemalloc peak during one request / "
+        "growth of the peak RSS over idle in a fresh process.",
         "",
         "**One 50,000-URL page**",
         "",
-        "| | median | vs contrib | vs naive floor | vs SQL floor | queries "
+        "| | median | fastest | CPU | vs contrib | vs naive floor | vs SQL floor | queries "
         "| tracemalloc peak | RSS growth |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for case in measured:
         if case.group != "page":
             continue
-        vs_contrib = f"{contrib.median / case.median:.1f}x faster" if contrib else "-"
-        if case is contrib:
-            vs_contrib = "1x"
         lines.append(
-            f"| {case.label} | {_ms(case.median)} | {vs_contrib} | "
-            f"{case.median / naive.median:.2f}x | {case.median / floor.median:.2f}x | "
+            f"| {case.label} | {_times(case)} | "
+            f"{_ratio(contrib.median, case.median, True) if contrib else '-'} | "
+            f"{_ratio(case.median, naive.median) if naive else '-'} | "
+            f"{_ratio(case.median, floor.median) if floor else '-'} | "
             f"{'-' if case.queries is None else case.queries} | "
             f"{_mb(case.tracemalloc_peak)} | {_mb(case.rss_delta)} |"
-            if naive and floor
-            else f"| {case.label} | {_ms(case.median)} | {vs_contrib} | | | | | |"
         )
     first = by_key.get("ours-page")
     last = by_key.get("ours-page-last")
@@ -553,10 +581,10 @@ def markdown(result: dict[str, Any], measured: list[Case]) -> str:
             "",
             "**Keyset pagination: last page vs page 1**",
             "",
-            "| | median | vs page 1 | queries |",
-            "|---|--:|--:|--:|",
-            f"| {first.label} (page 1) | {_ms(first.median)} | 1x | {first.queries} |",
-            f"| {last.label} | {_ms(last.median)} | {last.median / first.median:.2f}x | "
+            "| | median | fastest | CPU | vs page 1 | queries |",
+            "|---|--:|--:|--:|--:|--:|",
+            f"| {first.label} (page 1) | {_times(first)} | 1x | {first.queries} |",
+            f"| {last.label} | {_times(last)} | {_ratio(last.median, first.median)} | "
             f"{last.queries} |",
         ]
     index_cases = [c for c in measured if c.group == "index"]
@@ -567,15 +595,15 @@ def markdown(result: dict[str, Any], measured: list[Case]) -> str:
             "",
             f"**The index of {result['rows']:,} rows ({result['files']} files)**",
             "",
-            "| | median | vs contrib with lastmod() | vs GenericSitemap | queries "
-            "| tracemalloc peak | RSS growth |",
-            "|---|--:|--:|--:|--:|--:|--:|",
+            "| | median | fastest | CPU | vs contrib with lastmod() | vs GenericSitemap "
+            "| queries | tracemalloc peak | RSS growth |",
+            "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
         ]
         for case in index_cases:
             lines.append(
-                f"| {case.label} | {_ms(case.median)} | "
-                f"{f'{slow.median / case.median:.1f}x faster' if slow else '-'} | "
-                f"{f'{case.median / generic.median:.2f}x' if generic else '-'} | "
+                f"| {case.label} | {_times(case)} | "
+                f"{_ratio(slow.median, case.median, True) if slow else '-'} | "
+                f"{_ratio(case.median, generic.median) if generic else '-'} | "
                 f"{case.queries} | {_mb(case.tracemalloc_peak)} | {_mb(case.rss_delta)} |"
             )
     seed = result.get("seed", {})
@@ -680,8 +708,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"verified ({mode}): {result['verify']['ours_urls']:,} URLs", flush=True)
 
     for case in selected:
-        time_case(case, args.slow_repeat if case.slow else args.repeat)
-        print(f"{case.key:24} median {_ms(case.median):>10}  queries {case.queries}", flush=True)
+        warm_up(case)
+    time_rounds(selected, args.repeat, args.slow_repeat)
+    for case in selected:
+        print(
+            f"{case.key:24} median {_ms(case.median):>10}  min {_ms(case.best):>10}  "
+            f"cpu {_ms(case.cpu):>10}  queries {case.queries}",
+            flush=True,
+        )
     if not args.no_memory:
         for case in selected:
             tracemalloc_case(case)
@@ -698,6 +732,8 @@ def main(argv: list[str] | None = None) -> int:
             "group": c.group,
             "times_ms": [round(t * 1000, 2) for t in c.times],
             "median_ms": round(c.median * 1000, 2),
+            "min_ms": round(c.best * 1000, 2),
+            "cpu_ms": [round(t * 1000, 2) for t in c.cpu_times],
             "queries": c.queries,
             "bytes": c.size,
             "tracemalloc_peak": c.tracemalloc_peak,

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from django.core.exceptions import EmptyResultSet, ImproperlyConfigured, ObjectDoesNotExist
 from django.db import connections, models
@@ -54,6 +54,11 @@ BATCH_ROWS = 2_000
 #: Bytes of a ``<url>`` entry besides its loc's text: the tags around loc, a
 #: full UTC datetime lastmod, the longest changefreq and priority "0.0"-"1.0".
 _URL_TAGS_BYTES = len(xml.url_entry("", "2000-01-01T00:00:00Z", "monthly", "0.5"))
+
+
+#: The fixed text of a plain entry with a lastmod, and the characters a loc escapes.
+_LOC_LASTMOD = "<url><loc></loc><lastmod></lastmod>"
+_XML_SPECIALS = "&<>\"'"
 
 
 @dataclass(frozen=True)
@@ -253,6 +258,26 @@ class Section:
             self.changefreq,
             None if priority in (None, "") else f"{Decimal(str(priority)):.1f}",
         ).removeprefix("<url><loc></loc>")
+        # Checked below to hold no None before being used as str.
+        urls = cast("list[str]", [row[1] for row in rows])
+        lastmods = cast("list[str]", [row[2] for row in rows])
+        if (
+            lastmods
+            and None not in urls
+            and all(lastmods)
+            and max(map(len, urls)) <= max_length
+            and max(map(len, lastmods)) + max(map(len, urls)) + len(_LOC_LASTMOD) + len(tail)
+            <= budget
+        ):
+            # The common batch: every URL listable, and no URL escapes or is
+            # non-ASCII (checked on the joined batch, at C speed), so each
+            # entry is as long as its text and under the budget.
+            joined = "".join(urls)
+            if joined.isascii() and not any(c in joined for c in _XML_SPECIALS):
+                return [
+                    f"<url><loc>{url}</loc><lastmod>{lastmod}</lastmod>{tail}"
+                    for url, lastmod in zip(urls, lastmods)
+                ]
         escape = xml.escape
         entries = []
         for item, url, lastmod, _ in rows:

@@ -9,6 +9,7 @@ The root declares only the namespaces the file uses.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import islice
 
 from django_sitemaps_plus import protocol
 
@@ -61,14 +62,16 @@ def url_entry(
 
 
 def _batched(head: str, entries: Iterable[str], tail: str) -> Iterator[bytes]:
-    batch = [head]
-    for entry in entries:
-        batch.append(entry)
-        if len(batch) >= BATCH_SIZE:
-            yield "".join(batch).encode()
-            batch = []
-    batch.append(tail)
-    yield "".join(batch).encode()
+    # islice and join take each batch at C speed, not an append per entry.
+    iterator = iter(entries)
+    text = head + "".join(islice(iterator, BATCH_SIZE))
+    while True:
+        batch = list(islice(iterator, BATCH_SIZE))
+        if not batch:
+            yield (text + tail).encode()
+            return
+        yield text.encode()
+        text = "".join(batch)
 
 
 def stream_urlset(entries: Iterable[str], namespaces: Mapping[str, str]) -> Iterator[bytes]:

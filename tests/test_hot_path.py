@@ -1,0 +1,154 @@
+"""The page hot path's batch shortcuts give exactly what the per-row path gives.
+
+``LocationTemplate.paths`` (one regex call per column of a batch),
+``Section._render_plain`` (one f-string per entry, checks per batch),
+``_fetch_chunks`` (compiled SQL on a plain cursor) and ``xml._batched``
+(islice + join) are speed-ups only: these tests pin them to the slow path.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+import pytest
+from django.urls import reverse
+from django.utils.encoding import iri_to_uri
+
+from django_sitemaps_plus import ModelSection, Section, xml
+from django_sitemaps_plus.location import LocationTemplate, SiteContext
+from django_sitemaps_plus.sections import _fetch_chunks
+from tests.testapp.models import Article
+
+SITE = SiteContext("https://example.com")
+
+
+@pytest.mark.parametrize(
+    ("url_name", "kwargs", "rows"),
+    [
+        ("article", {"slug": "slug"}, [(1, "a"), (2, "b-c_9"), (3, "Z")]),
+        ("numbered", {"number": "n"}, [(1, 42), (2, 7)]),
+        ("two-kwargs", {"first": "a", "second": "b"}, [(1, "x-y", 7), (2, "q", 1)]),
+    ],
+)
+def test_paths_equal_path_per_row(url_name, kwargs, rows):
+    template = LocationTemplate(url_name, kwargs)
+    width = len(kwargs)
+    expected = [
+        "https://example.com" + iri_to_uri(reverse(url_name, kwargs=dict(zip(kwargs, r[1:]))))
+        for r in rows
+    ]
+    assert template.paths(rows, 1, "https://example.com") == expected
+    assert ["https://example.com" + template.path(r[1 : 1 + width]) for r in rows] == expected
+
+
+@pytest.mark.parametrize(
+    "odd", ["über", "a&b", "two\nlines", "", "a b"], ids=["iri", "amp", "newline", "empty", "space"]
+)
+def test_paths_leave_a_batch_with_an_odd_value_to_path(odd):
+    template = LocationTemplate("article", {"slug": "slug"})
+    assert template.paths([(1, "fine"), (2, odd)], 1) is None
+    assert template.paths([], 1) is None
+
+
+def _plain_rows():
+    long_url = "https://example.com/" + "x" * 300
+    return [
+        (1, "https://example.com/a/", "2024-01-02T03:04:05Z", None),
+        (2, None, "2024-01-02", None),
+        (3, "https://example.com/a?b=1&c=2", None, None),
+        (4, "https://example.com/%C3%BC/", "2024-01-02", None),
+        (5, long_url, "2024-01-02", None),
+        (6, "https://example.com/b/", "", None),
+    ]
+
+
+def _slow_render(section, rows):
+    entries = []
+    for item, url, lastmod, _ in rows:
+        entry = section._entry(
+            item,
+            url,
+            lastmod,
+            "",
+            changefreq=section.get_changefreq(item),
+            priority=section.get_priority(item),
+        )
+        if entry is not None:
+            entries.append(entry)
+    return entries
+
+
+@pytest.mark.parametrize(
+    ("changefreq", "priority"), [(None, None), ("daily", 0.5), (None, "0.8"), ("weekly", None)]
+)
+@pytest.mark.parametrize("max_loc_length", [100, 2_048])
+def test_render_plain_equals_entry_per_row(changefreq, priority, max_loc_length, caplog):
+    section = Section(changefreq=changefreq, priority=priority, max_loc_length=max_loc_length)
+    assert section._renders_plain()
+    rows = _plain_rows()
+    with caplog.at_level(logging.WARNING, logger="django_sitemaps_plus"):
+        slow = _slow_render(section, rows)
+        slow_log = [r.getMessage() for r in caplog.records]
+        caplog.clear()
+        fast = list(section._render(rows, SITE))
+        fast_log = [r.getMessage() for r in caplog.records]
+    assert fast == slow
+    assert fast_log == slow_log
+    assert ("longer than 100" in " ".join(fast_log)) == (max_loc_length == 100)
+
+
+def test_render_plain_batch_shortcut_equals_entry_per_row():
+    section = Section(changefreq="daily")
+    rows = [(i, f"https://example.com/p/{i}/", "2024-01-02T03:04:05Z", None) for i in range(50)]
+    assert list(section._render(rows, SITE)) == _slow_render(section, rows)
+
+
+def test_a_section_with_per_item_priority_is_not_plain():
+    class Prioritised(Section):
+        def get_priority(self, item):
+            return 0.3
+
+    assert not Prioritised()._renders_plain()
+
+
+@pytest.mark.parametrize("count", [0, 1, 999, 1000, 1001, 2500])
+def test_batched_stream_is_the_joined_document(count):
+    entries = [f"<url><loc>https://example.com/{i}</loc></url>\n" for i in range(count)]
+    chunks = list(xml.stream_urlset(iter(entries), {}))
+    assert (
+        b"".join(chunks)
+        == (xml._root_open("urlset", {}) + "".join(entries) + "</urlset>\n").encode()
+    )
+    assert len(chunks) == max(1, -(-count // xml.BATCH_SIZE))
+
+
+@pytest.mark.django_db
+def test_fetch_chunks_equals_values_list():
+    Article.objects.bulk_create(
+        Article(
+            title="t",
+            slug=f"s{i}",
+            updated_at=dt.datetime(2024, 1, 1, i % 24, tzinfo=dt.timezone.utc),
+        )
+        for i in range(4_500)
+    )
+    queryset = Article.objects.order_by("pk").values_list("pk", "slug", "updated_at")
+    chunks = list(_fetch_chunks(queryset))
+    assert [len(c) for c in chunks] == [2_000, 2_000, 500]
+    assert [row for chunk in chunks for row in chunk] == list(queryset)
+    assert list(_fetch_chunks(Article.objects.none().values_list("pk"))) == []
+
+
+@pytest.mark.django_db
+def test_model_section_page_equals_its_slow_path(registry):
+    Article.objects.bulk_create(
+        Article(title="t", slug=slug, updated_at=dt.datetime(2024, 5, 6, tzinfo=dt.timezone.utc))
+        for slug in ["plain", "über", "x" * 120, "also-plain"]
+    )
+    fast = ModelSection(
+        Article, url_name="article", url_kwargs={"slug": "slug"}, max_loc_length=100,
+        lastmod_fields=["updated_at"],
+    )  # fmt: skip
+    slow = ModelSection(Article, max_loc_length=100, lastmod_fields=["updated_at"])
+    assert list(fast.page_entries(1, SITE)) == list(slow.page_entries(1, SITE))
