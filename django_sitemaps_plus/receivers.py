@@ -22,7 +22,7 @@ from typing import Any
 from django.core.signals import setting_changed
 from django.db import models, router, transaction
 from django.db.models.constants import LOOKUP_SEP
-from django.db.models.signals import m2m_changed, post_delete, post_save
+from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
 
 from django_sitemaps_plus.conf import conf
 
@@ -120,7 +120,7 @@ def _changed(sender: type[models.Model], instance: Any, deleted: bool, **kwargs:
         names = sections_for(sender)
         if not names:
             return
-        using = kwargs.get("using") or router.db_for_write(sender)
+        using = kwargs.pop("using", None) or router.db_for_write(sender)
         invalidate_after_commit(names, using)
         if conf.INDEXNOW_KEY:
             from django_sitemaps_plus import indexnow
@@ -129,6 +129,18 @@ def _changed(sender: type[models.Model], instance: Any, deleted: bool, **kwargs:
     except Exception:
         # A sitemap problem must never break a save.
         logger.exception("django-sitemaps-plus: change of %r not handled", instance)
+
+
+def on_pre_save(sender: type[models.Model], instance: Any, **kwargs: Any) -> None:
+    if not conf.INDEXNOW_KEY:
+        return
+    try:
+        if sections_for(sender):
+            from django_sitemaps_plus import indexnow
+
+            indexnow.remember_lastmod(sender, instance)
+    except Exception:
+        logger.exception("django-sitemaps-plus: pre_save of %r not handled", instance)
 
 
 def on_post_save(sender: type[models.Model], instance: Any, **kwargs: Any) -> None:
@@ -162,6 +174,7 @@ def on_setting_changed(setting: str, **kwargs: Any) -> None:
 
 def connect() -> None:
     """Connect the receivers (called from ``AppConfig.ready()``)."""
+    pre_save.connect(on_pre_save, dispatch_uid="sitemaps_plus.pre_save")
     post_save.connect(on_post_save, dispatch_uid="sitemaps_plus.post_save")
     post_delete.connect(on_post_delete, dispatch_uid="sitemaps_plus.post_delete")
     m2m_changed.connect(on_m2m_changed, dispatch_uid="sitemaps_plus.m2m_changed")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from django_sitemaps_plus import views
+from django_sitemaps_plus import indexnow, views
 
 app_name = "sitemaps_plus"
 
@@ -34,8 +34,21 @@ class SectionConverter:
         return value
 
 
+class IndexNowKeyConverter:
+    """An IndexNow key: 8 to 128 of a-z, A-Z, 0-9 and '-'."""
+
+    regex = "[A-Za-z0-9-]{8,128}"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
 register_converter(PageConverter, "sitemap_page")
 register_converter(SectionConverter, "sitemap_section")
+register_converter(IndexNowKeyConverter, "indexnow_key")
 
 urlpatterns = [
     path("sitemap.xml", views.index, name="index"),
@@ -51,4 +64,6 @@ urlpatterns = [
         name="section_txt",
     ),
     path("robots.txt", views.robots_txt, name="robots_txt"),
+    # Last: the IndexNow key file (a 404 unless SITEMAPS_PLUS["INDEXNOW_KEY"] is it).
+    path("<indexnow_key:key>.txt", indexnow.key_file, name="indexnow_key"),
 ]

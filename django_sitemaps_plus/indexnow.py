@@ -1,0 +1,384 @@
+"""IndexNow: tell Bing, Yandex and the other participating engines what changed.
+
+Off until ``SITEMAPS_PLUS["INDEXNOW_KEY"]`` is set. Then (docs/indexnow.md):
+
+1. A significant change of a registered object (see ``is_significant``) queues
+   the object's URL after the transaction commits. Nothing is sent during the
+   save: queueing is one cache round trip, and any error is logged, never
+   raised into the save.
+2. ``submit_pending()`` (the ``indexnow_submit`` command from cron, or a Celery
+   task) drains the queue in batches of at most 10,000 URLs per host, POSTed
+   as JSON to ``INDEXNOW_ENDPOINT`` with the key and its location. Network
+   errors, 429 and 5xx answers are retried with exponential backoff; a run
+   that still fails keeps the URLs queued and asks the next run to wait.
+3. The key file ``/<key>.txt`` is served by ``key_file`` (in the app's URLs).
+
+The queue lives in the cache (``CACHE_ALIAS``): a counter reserved with
+``incr`` and one key per URL, so any number of processes can append. Use a
+cache that does not evict (Redis without an eviction policy, the database
+cache) if losing a notification matters; the sitemaps list every URL anyway.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import re
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from django.db import models, transaction
+from django.http import Http404, HttpRequest, HttpResponse
+from django.utils import timezone
+
+from django_sitemaps_plus.conf import conf
+
+if TYPE_CHECKING:
+    from django.core.cache import BaseCache
+
+    from django_sitemaps_plus.sections import ModelSection
+
+logger = logging.getLogger("django_sitemaps_plus.indexnow")
+
+PREFIX = "sitemaps_plus:indexnow"
+#: Seconds a queued URL is kept if no run submits it.
+QUEUE_TTL = 7 * 24 * 3600
+#: Seconds the submit lock lives (a run that dies frees it then).
+LOCK_TTL = 600
+#: Seconds before now within which an own lastmod field counts as "just changed".
+SIGNIFICANT_WINDOW = 120
+#: Longest wait between two attempts, and after a failed run.
+MAX_BACKOFF = 300
+#: IndexNow: "up to 10,000 URLs per post" (https://www.indexnow.org/documentation).
+MAX_URLS_PER_POST = 10_000
+KEY_RE = re.compile(r"[A-Za-z0-9-]{8,128}")
+BEFORE_ATTR = "_sitemaps_plus_lastmod_before"
+
+
+def _cache() -> BaseCache:
+    from django_sitemaps_plus.cache import get_cache
+
+    return get_cache()
+
+
+# The queue -------------------------------------------------------------------
+
+
+def enqueue(urls: Iterable[str]) -> int:
+    """Append absolute URLs to the queue; returns how many were queued."""
+    from django_sitemaps_plus.signals import indexnow_queued
+
+    urls = list(dict.fromkeys(urls))
+    if not urls:
+        return 0
+    cache = _cache()
+    cache.add(f"{PREFIX}:tail", 0, timeout=None)
+    try:
+        end = int(cache.incr(f"{PREFIX}:tail", len(urls)))
+    except ValueError:  # evicted between add and incr
+        cache.set(f"{PREFIX}:tail", len(urls), timeout=None)
+        end = len(urls)
+    start = end - len(urls) + 1
+    cache.set_many(
+        {f"{PREFIX}:item:{n}": url for n, url in zip(range(start, end + 1), urls)},
+        timeout=QUEUE_TTL,
+    )
+    indexnow_queued.send(sender=None, urls=urls)
+    return len(urls)
+
+
+def _bounds(cache: BaseCache) -> tuple[int, int]:
+    values = cache.get_many([f"{PREFIX}:head", f"{PREFIX}:tail"])
+    return int(values.get(f"{PREFIX}:head", 0)), int(values.get(f"{PREFIX}:tail", 0))
+
+
+def pending() -> list[str]:
+    """The queued URLs, oldest first."""
+    cache = _cache()
+    head, tail = _bounds(cache)
+    keys = [f"{PREFIX}:item:{n}" for n in range(head + 1, tail + 1)]
+    found = cache.get_many(keys)
+    return [str(found[k]) for k in keys if k in found]
+
+
+# What to queue ---------------------------------------------------------------
+
+
+def is_significant(
+    section: ModelSection, instance: models.Model, *, created: bool, deleted: bool, **kwargs: Any
+) -> bool:
+    """Whether a save or delete changed what the object's page shows.
+
+    A section may define ``indexnow_significant(instance, created=, deleted=,
+    update_fields=)`` to decide itself. Otherwise: creations and deletions
+    are; a save with ``update_fields`` naming none of the section's own
+    ``lastmod_fields`` or URL fields is not; a save of a section with own
+    lastmod fields is when this save changed one of them (a
+    ``ContentChangedField`` or ``auto_now`` stamped it; compared with the
+    values ``remember_lastmod`` noted before the save, or, without them, a
+    value within the last ``SIGNIFICANT_WINDOW`` seconds); a section without
+    any is significant on every save.
+    """
+    hook = getattr(section, "indexnow_significant", None)
+    if callable(hook):
+        return bool(hook(instance, created=created, deleted=deleted, **kwargs))
+    if created or deleted:
+        return True
+    own = [p.path for p in section.lastmod_spec.paths if "__" not in p.path]
+    update_fields = kwargs.get("update_fields")
+    if update_fields is not None:
+        relevant = set(own) | set(section.url_kwargs.values())
+        if not relevant & set(update_fields):
+            return False
+    if not own:
+        return True
+    before = instance.__dict__.get(BEFORE_ATTR)
+    if isinstance(before, dict):
+        # Recorded by the pre_save receiver: did this save stamp a field?
+        return any(before.get(name) != getattr(instance, name, None) for name in own)
+    threshold = timezone.now() - dt.timedelta(seconds=SIGNIFICANT_WINDOW)
+    for name in own:
+        value = getattr(instance, name, None)
+        if isinstance(value, dt.datetime):
+            if timezone.is_naive(value):
+                value = timezone.make_aware(value)
+            if value >= threshold:
+                return True
+        elif isinstance(value, dt.date) and value >= threshold.date():
+            return True
+    return False
+
+
+def remember_lastmod(sender: type[models.Model], instance: models.Model, **kwargs: Any) -> None:
+    """pre_save: note the own lastmod values before ``save()`` stamps any."""
+    from django_sitemaps_plus.registry import site
+    from django_sitemaps_plus.sections import ModelSection
+
+    concrete = sender._meta.concrete_model or sender
+    names: set[str] = set()
+    for section in site:
+        if isinstance(section, ModelSection) and (
+            (section.get_model()._meta.concrete_model or section.get_model()) is concrete
+        ):
+            names.update(p.path for p in section.lastmod_spec.paths if "__" not in p.path)
+    if names:
+        instance.__dict__[BEFORE_ATTR] = {name: getattr(instance, name, None) for name in names}
+
+
+def object_url(section: ModelSection, instance: models.Model) -> str | None:
+    """The absolute URL the section lists for ``instance`` (None if it has none)."""
+    from django_sitemaps_plus.location import absolute_location, site_context
+
+    template = section.location_template()
+    if template is not None:
+        values = [getattr(instance, section.url_kwargs[name]) for name in template.kwarg_names]
+        location = template.path(values)
+    else:
+        location = section.location(instance)
+    url, _ = absolute_location(location, site_context(None))
+    return url
+
+
+def object_changed(
+    sender: type[models.Model],
+    instance: models.Model,
+    *,
+    deleted: bool,
+    using: str | None = None,
+    **kwargs: Any,
+) -> None:
+    """Queue ``instance``'s URL after commit, when the change is significant."""
+    from django_sitemaps_plus.registry import site
+    from django_sitemaps_plus.sections import ModelSection
+
+    created = bool(kwargs.pop("created", False))
+    kwargs.pop("signal", None)
+    concrete = sender._meta.concrete_model or sender
+    for section in site:
+        if not isinstance(section, ModelSection):
+            continue
+        if (section.get_model()._meta.concrete_model or section.get_model()) is not concrete:
+            continue
+        if not is_significant(section, instance, created=created, deleted=deleted, **kwargs):
+            continue
+        url = object_url(section, instance)
+        if url is None:
+            continue
+        pk = instance.pk
+
+        def queue(section: ModelSection = section, url: str = url, pk: Any = pk) -> None:
+            try:
+                # Only URLs the sitemap lists (a draft's save is not news).
+                if deleted or section.get_queryset().filter(pk=pk).exists():
+                    enqueue([url])
+            except Exception:
+                logger.exception("IndexNow: could not queue %s", url)
+
+        transaction.on_commit(queue, using=using)
+
+
+# Submitting ------------------------------------------------------------------
+
+
+@dataclass
+class SubmitResult:
+    """What one run of ``submit_pending`` did."""
+
+    submitted: int = 0
+    dropped: int = 0
+    remaining: int = 0
+    requests: int = 0
+    errors: list[str] = field(default_factory=list)
+    skipped_until: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.remaining and not self.errors
+
+
+class SubmitError(Exception):
+    def __init__(self, message: str, *, retry: bool) -> None:
+        super().__init__(message)
+        self.retry = retry
+
+
+def key_location(base_url: str, key: str) -> str:
+    return f"{base_url.rstrip('/')}/{key}.txt"
+
+
+def post(urls: Sequence[str], *, key: str, endpoint: str, timeout: float) -> int:
+    """POST one batch (all on one host); returns the HTTP status or raises SubmitError."""
+    parts = urlsplit(urls[0])
+    body = json.dumps(
+        {
+            "host": parts.netloc,
+            "key": key,
+            "keyLocation": key_location(f"{parts.scheme}://{parts.netloc}", key),
+            "urlList": list(urls),
+        }
+    ).encode()
+    request = urllib.request.Request(
+        endpoint,
+        data=body,
+        method="POST",
+        headers={"Content-Type": "application/json; charset=utf-8"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        # 400 bad request, 403 key not valid, 422 URLs not on the host: no retry
+        # helps. 429 too many requests and 5xx: retry later.
+        retry = exc.code == 429 or exc.code >= 500
+        raise SubmitError(f"HTTP {exc.code} from {endpoint}", retry=retry) from exc
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        raise SubmitError(f"{endpoint}: {exc}", retry=True) from exc
+
+
+def submit_pending(
+    *,
+    max_attempts: int | None = None,
+    force: bool = False,
+    sleep: Callable[[float], None] = time.sleep,
+) -> SubmitResult:
+    """Submit every queued URL; safe to run from several processes at once."""
+    result = SubmitResult()
+    key = conf.INDEXNOW_KEY
+    if not key:
+        result.errors.append("SITEMAPS_PLUS['INDEXNOW_KEY'] is not set.")
+        return result
+    cache = _cache()
+    retry_at = cache.get(f"{PREFIX}:retry_at")
+    if not force and isinstance(retry_at, (int, float)) and retry_at > time.time():
+        result.skipped_until = float(retry_at)
+        result.remaining = len(pending())
+        return result
+    token = uuid.uuid4().hex
+    if not cache.add(f"{PREFIX}:lock", token, timeout=LOCK_TTL):
+        logger.info("IndexNow: another run is submitting.")
+        return result
+    attempts = max_attempts or conf.INDEXNOW_MAX_ATTEMPTS
+    batch_size = min(conf.INDEXNOW_BATCH_SIZE, MAX_URLS_PER_POST)
+    try:
+        head, tail = _bounds(cache)
+        while head < tail:
+            last = min(tail, head + batch_size)
+            keys = [f"{PREFIX}:item:{n}" for n in range(head + 1, last + 1)]
+            found = cache.get_many(keys)
+            urls = [str(found[k]) for k in keys if k in found]
+            by_host: dict[str, list[str]] = {}
+            for url in dict.fromkeys(urls):
+                by_host.setdefault(urlsplit(url).netloc, []).append(url)
+            for batch in by_host.values():
+                outcome = _post_with_backoff(batch, key, attempts, sleep, result)
+                if outcome == "retry":
+                    backoff = min(MAX_BACKOFF, 2**attempts)
+                    cache.set(f"{PREFIX}:retry_at", time.time() + backoff, timeout=None)
+                    result.remaining = tail - head
+                    return result
+                if outcome == "dropped":
+                    result.dropped += len(batch)
+                else:
+                    result.submitted += len(batch)
+            cache.set(f"{PREFIX}:head", last, timeout=None)
+            cache.delete_many(keys)
+            head = last
+            tail = _bounds(cache)[1]
+        cache.delete(f"{PREFIX}:retry_at")
+    finally:
+        if cache.get(f"{PREFIX}:lock") == token:
+            cache.delete(f"{PREFIX}:lock")
+    return result
+
+
+def _post_with_backoff(
+    batch: list[str],
+    key: str,
+    attempts: int,
+    sleep: Callable[[float], None],
+    result: SubmitResult,
+) -> str:
+    """ "submitted", "dropped" (rejected for good) or "retry" (still failing)."""
+    for attempt in range(1, attempts + 1):
+        result.requests += 1
+        try:
+            status = post(
+                batch,
+                key=key,
+                endpoint=conf.INDEXNOW_ENDPOINT,
+                timeout=conf.INDEXNOW_TIMEOUT,
+            )
+        except SubmitError as exc:
+            if not exc.retry:
+                message = f"IndexNow rejected {len(batch)} URL(s) ({batch[0]} ...): {exc}"
+                logger.error(message)
+                result.errors.append(message)
+                return "dropped"
+            logger.warning(
+                "IndexNow attempt %s/%s failed: %s", attempt, attempts, exc, exc_info=False
+            )
+            if attempt == attempts:
+                result.errors.append(f"IndexNow still failing after {attempts} attempts: {exc}")
+                return "retry"
+            sleep(min(MAX_BACKOFF, 2 ** (attempt - 1)))
+            continue
+        logger.info("IndexNow: submitted %s URL(s), HTTP %s", len(batch), status)
+        return "submitted"
+    return "retry"  # pragma: no cover - attempts >= 1
+
+
+# The key file ------------------------------------------------------------------
+
+
+def key_file(request: HttpRequest, key: str) -> HttpResponse:
+    """``/<key>.txt``: the key, proving the site owns it (IndexNow)."""
+    if not conf.INDEXNOW_KEY or key != conf.INDEXNOW_KEY:
+        raise Http404("No such file.")
+    return HttpResponse(key, content_type="text/plain; charset=utf-8")

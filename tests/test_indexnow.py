@@ -1,0 +1,239 @@
+"""IndexNow against a real HTTP server on 127.0.0.1 (no mocked client)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import http.server
+import io
+import json
+import threading
+from collections.abc import Iterator
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.utils import timezone
+
+from django_sitemaps_plus import ModelSection, indexnow, register
+from tests.testapp.models import Article
+
+pytestmark = [pytest.mark.django_db, pytest.mark.cache]
+
+KEY = "a1b2c3d4e5f6a7b8"
+
+
+class Endpoint:
+    """A local IndexNow endpoint: records each POST, answers the queued statuses."""
+
+    def __init__(self) -> None:
+        self.posts: list[dict[str, object]] = []
+        self.statuses: list[int] = []
+        endpoint = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers["Content-Length"])
+                endpoint.posts.append(json.loads(self.rfile.read(length)))
+                status = endpoint.statuses.pop(0) if endpoint.statuses else 200
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/indexnow"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def urls(self) -> list[str]:
+        return [u for post in self.posts for u in post["urlList"]]  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def endpoint() -> Iterator[Endpoint]:
+    server = Endpoint()
+    server.thread.start()
+    try:
+        yield server
+    finally:
+        server.server.shutdown()
+        server.server.server_close()
+
+
+@pytest.fixture
+def configured(settings, endpoint, registry):
+    settings.SITEMAPS_PLUS = {
+        "BASE_URL": "https://example.com",
+        "CACHE": True,
+        "INDEXNOW_KEY": KEY,
+        "INDEXNOW_ENDPOINT": endpoint.url,
+        "INDEXNOW_TIMEOUT": 5,
+    }
+    # Start from an empty queue on a shared cache.
+    from django_sitemaps_plus.cache import get_cache
+
+    get_cache().delete_many(
+        [f"{indexnow.PREFIX}:{k}" for k in ("head", "tail", "lock", "retry_at")]
+    )
+    return settings
+
+
+class PublishedSection(ModelSection):
+    queryset = Article.objects.filter(is_published=True)
+    lastmod_fields = ["content_changed_at"]
+    url_name = "article"
+    url_kwargs = {"slug": "slug"}
+
+
+def no_sleep(seconds: float) -> None:
+    pass
+
+
+class TestKeyFile:
+    def test_key_file_is_served(self, configured):
+        response = Client().get(f"/{KEY}.txt")
+        assert response.status_code == 200
+        assert response.content.decode() == KEY
+        assert Client().get("/b1b2c3d4e5f6a7b8.txt").status_code == 404
+
+    def test_no_key_no_file(self, settings):
+        settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com"}
+        assert Client().get(f"/{KEY}.txt").status_code == 404
+
+
+class TestQueueing:
+    def test_significant_save_is_queued_after_commit_and_submitted(
+        self, configured, endpoint, django_capture_on_commit_callbacks
+    ):
+        register(Article)(PublishedSection)
+        with django_capture_on_commit_callbacks(execute=True):
+            article = Article.objects.create(title="First", slug="first")
+            assert indexnow.pending() == []  # nothing before the commit
+        assert indexnow.pending() == ["https://example.com/articles/first/"]
+        result = indexnow.submit_pending(sleep=no_sleep)
+        assert result.ok and result.submitted == 1
+        assert endpoint.posts == [
+            {
+                "host": "example.com",
+                "key": KEY,
+                "keyLocation": f"https://example.com/{KEY}.txt",
+                "urlList": ["https://example.com/articles/first/"],
+            }
+        ]
+        assert indexnow.pending() == []
+        # A save that changes no tracked field is not significant.
+        with django_capture_on_commit_callbacks(execute=True):
+            article.views = 10
+            article.save()
+            Article.objects.get(pk=article.pk).save(update_fields=["views"])
+        assert indexnow.pending() == []
+        # A content change is.
+        with django_capture_on_commit_callbacks(execute=True):
+            article.title = "New title"
+            article.save()
+        assert indexnow.pending() == ["https://example.com/articles/first/"]
+
+    def test_unlisted_objects_are_not_queued_and_deletions_are(
+        self, configured, django_capture_on_commit_callbacks
+    ):
+        register(Article)(PublishedSection)
+        with django_capture_on_commit_callbacks(execute=True):
+            Article.objects.create(title="Draft", slug="draft", is_published=False)
+        assert indexnow.pending() == []
+        article = Article.objects.create(title="Gone", slug="gone")
+        indexnow.submit_pending(sleep=no_sleep)
+        with django_capture_on_commit_callbacks(execute=True):
+            article.delete()
+        assert "https://example.com/articles/gone/" in indexnow.pending()
+
+    def test_rolled_back_change_is_not_queued(self, configured):
+        from django.db import transaction
+
+        register(Article)(PublishedSection)
+        with pytest.raises(RuntimeError), transaction.atomic():
+            Article.objects.create(title="x", slug="rolled-back")
+            raise RuntimeError
+        assert indexnow.pending() == []
+
+    def test_is_significant_rules(self, configured):
+        section = PublishedSection(Article)
+        old = Article(title="t", slug="s", content_changed_at=timezone.now() - dt.timedelta(1))
+        fresh = Article(title="t", slug="s", content_changed_at=timezone.now())
+        assert indexnow.is_significant(section, old, created=True, deleted=False)
+        assert indexnow.is_significant(section, old, created=False, deleted=True)
+        assert not indexnow.is_significant(section, old, created=False, deleted=False)
+        assert indexnow.is_significant(section, fresh, created=False, deleted=False)
+        assert not indexnow.is_significant(
+            section, fresh, created=False, deleted=False, update_fields=["views"]
+        )
+
+
+class TestSubmitting:
+    def test_batches_per_size_and_host(self, configured, endpoint):
+        configured.SITEMAPS_PLUS = {**configured.SITEMAPS_PLUS, "INDEXNOW_BATCH_SIZE": 2}
+        indexnow.enqueue([f"https://example.com/{n}" for n in range(5)])
+        indexnow.enqueue(["https://www.example.com/other"])
+        result = indexnow.submit_pending(sleep=no_sleep)
+        assert result.submitted == 6 and result.ok
+        assert [len(p["urlList"]) for p in endpoint.posts] == [2, 2, 1, 1]  # type: ignore[arg-type]
+        assert endpoint.posts[-1]["host"] == "www.example.com"
+
+    def test_failures_are_retried_with_backoff(self, configured, endpoint, caplog):
+        endpoint.statuses = [503, 429, 200]
+        waits: list[float] = []
+        indexnow.enqueue(["https://example.com/a"])
+        result = indexnow.submit_pending(sleep=waits.append)
+        assert result.ok and result.requests == 3
+        assert waits == [1, 2]
+        assert len(endpoint.posts) == 3
+        assert "attempt 1/5 failed" in caplog.text
+
+    def test_still_failing_keeps_the_queue_and_backs_off(self, configured, endpoint):
+        endpoint.statuses = [500] * 10
+        indexnow.enqueue(["https://example.com/a", "https://example.com/b"])
+        stdout = io.StringIO()
+        with pytest.raises(CommandError) as error:
+            call_command("indexnow_submit", "--max-attempts", "2", stdout=stdout)
+        assert error.value.returncode == 1
+        assert indexnow.pending() == ["https://example.com/a", "https://example.com/b"]
+        # The next run waits out the backoff without contacting the endpoint.
+        posts = len(endpoint.posts)
+        call_command("indexnow_submit", stdout=stdout)
+        assert len(endpoint.posts) == posts
+        assert "Backing off" in stdout.getvalue()
+        endpoint.statuses = []
+        call_command("indexnow_submit", "--force", stdout=stdout)
+        assert indexnow.pending() == []
+
+    def test_endpoint_down_never_breaks_a_save(
+        self, configured, django_capture_on_commit_callbacks
+    ):
+        configured.SITEMAPS_PLUS = {
+            **configured.SITEMAPS_PLUS,
+            "INDEXNOW_ENDPOINT": "http://127.0.0.1:9/indexnow",
+        }
+        register(Article)(PublishedSection)
+        with django_capture_on_commit_callbacks(execute=True):
+            Article.objects.create(title="x", slug="down")
+        result = indexnow.submit_pending(max_attempts=1, sleep=no_sleep)
+        assert not result.ok and result.remaining == 1
+
+    def test_rejected_batch_is_dropped_and_logged(self, configured, endpoint, caplog):
+        endpoint.statuses = [422]
+        indexnow.enqueue(["https://example.com/not-mine"])
+        result = indexnow.submit_pending(sleep=no_sleep)
+        assert result.dropped == 1 and indexnow.pending() == []
+        assert "HTTP 422" in caplog.text
+
+    def test_command_add_and_report(self, configured, endpoint):
+        stdout = io.StringIO()
+        call_command("indexnow_submit", "--add", "https://example.com/x", stdout=stdout)
+        assert "Submitted 1 URL(s) in 1 request(s)" in stdout.getvalue()
+        assert endpoint.urls() == ["https://example.com/x"]
+
+    def test_command_without_key_is_usage_error(self, settings):
+        settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com"}
+        with pytest.raises(CommandError) as error:
+            call_command("indexnow_submit")
+        assert error.value.returncode == 2
