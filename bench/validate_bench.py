@@ -1,0 +1,195 @@
+"""Benchmark: django-sitemaps-plus's validator against XSD validation.
+
+Generates a ~50 MB sitemap (50,000 URLs, each with lastmod, changefreq,
+priority, five hreflang alternates and an image: a multilingual shop), then
+validates it with, each in a fresh subprocess:
+
+- ``validator``: ``django_sitemaps_plus.validation.validate`` (every rule);
+- ``lxml-xsd``: lxml ``XMLSchema`` with the official sitemap.xsd (plus the
+  image and XHTML schemas the file's extensions need);
+- ``xmlschema``: the pure-Python ``xmlschema`` package, same schemas.
+
+For each: wall and CPU seconds, throughput in MB/s, peak RSS (ru_maxrss of
+the subprocess) and, with ``--tracemalloc``, Python's traced peak. The best
+of ``--repeat`` runs is kept (``xmlschema`` runs once: it is slow).
+
+    python bench/validate_bench.py                       # all tools
+    python bench/validate_bench.py --tools validator lxml-xsd --repeat 5
+    python bench/validate_bench.py --xsd-dir ../shared/reference/xsd
+
+The schemas are read from ``--xsd-dir`` (default: ../shared/reference/xsd
+beside the repository); they are not part of this repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_XSD_DIR = REPO.parent / "shared" / "reference" / "xsd"
+LANGUAGES = ("en", "de", "fr", "es", "it")
+SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
+XHTML_NS = "http://www.w3.org/1999/xhtml"
+
+
+def generate(path: Path, *, groups: int = 10_000) -> None:
+    """50,000 URLs: ``groups`` pages in five languages, each listing all five."""
+    with path.open("w", encoding="utf-8") as out:
+        out.write(
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<urlset xmlns="{SITEMAP_NS}" xmlns:xhtml="{XHTML_NS}" xmlns:image="{IMAGE_NS}">\n'
+        )
+        for group in range(groups):
+            slug = f"products/category-{group % 97:02d}/item-{group:06d}-a-descriptive-slug-for-testing"
+            lastmod = f"2024-{1 + group % 12:02d}-{1 + group % 28:02d}T10:{group % 60:02d}:00+00:00"
+            links = "".join(
+                f'<xhtml:link rel="alternate" hreflang="{other}" '
+                f'href="https://www.example.com/{other}/{slug}/"/>'
+                for other in LANGUAGES
+            )
+            for language in LANGUAGES:
+                out.write(
+                    f"<url><loc>https://www.example.com/{language}/{slug}/</loc>"
+                    f"<lastmod>{lastmod}</lastmod><changefreq>weekly</changefreq>"
+                    f"<priority>0.{group % 9 + 1}</priority>{links}"
+                    f"<image:image><image:loc>https://www.example.com/media/{group:06d}/"
+                    f"{language}-photo-large.jpg</image:loc></image:image></url>\n"
+                )
+        out.write("</urlset>\n")
+
+
+def driver_schema(xsd_dir: Path) -> str:
+    """A schema importing the official ones the benchmark file uses."""
+    imports = {
+        SITEMAP_NS: "sitemap.xsd",
+        IMAGE_NS: "sitemap-image.xsd",
+        XHTML_NS: "xhtml1-strict.xsd",
+    }
+    lines = "".join(
+        f'<xsd:import namespace="{namespace}" schemaLocation="{(xsd_dir / name).as_uri()}"/>'
+        for namespace, name in imports.items()
+    )
+    return f'<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema">{lines}</xsd:schema>'
+
+
+# Each tool runs in its own interpreter so that ru_maxrss is its own peak.
+# The script prints one JSON line; "import" is the RSS before the work.
+_RUNNER = r"""
+import json, resource, sys, time
+tool, path, schema_text, trace = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+
+def rss():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+if tool == "validator":
+    from django_sitemaps_plus.validation import validate
+elif tool == "lxml-xsd":
+    from lxml import etree
+else:
+    import xmlschema
+baseline = rss()
+if trace:
+    import tracemalloc
+    tracemalloc.start()
+usage = resource.getrusage(resource.RUSAGE_SELF)
+cpu0 = usage.ru_utime + usage.ru_stime
+wall0 = time.perf_counter()
+if tool == "validator":
+    report = validate(path, follow=False)
+    verdict = report.summary()
+elif tool == "lxml-xsd":
+    schema = etree.XMLSchema(etree.fromstring(schema_text.encode()))
+    verdict = schema.validate(etree.parse(path))
+else:
+    schema = xmlschema.XMLSchema(schema_text)
+    verdict = schema.is_valid(path)
+wall = time.perf_counter() - wall0
+usage = resource.getrusage(resource.RUSAGE_SELF)
+result = {
+    "wall": wall,
+    "cpu": usage.ru_utime + usage.ru_stime - cpu0,
+    "peak_rss": rss(),
+    "baseline_rss": baseline,
+    "verdict": verdict,
+}
+if trace:
+    result["traced_peak"] = tracemalloc.get_traced_memory()[1]
+print(json.dumps(result))
+"""
+
+
+def run_tool(tool: str, path: Path, schema: str, *, trace: bool) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    completed = subprocess.run(
+        [sys.executable, "-c", _RUNNER, tool, str(path), schema, "1" if trace else "0"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    result: dict[str, object] = json.loads(completed.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--xsd-dir", type=Path, default=DEFAULT_XSD_DIR)
+    parser.add_argument("--file", type=Path, help="validate this file instead of generating one")
+    parser.add_argument(
+        "--tools",
+        nargs="+",
+        choices=("validator", "lxml-xsd", "xmlschema"),
+        default=["validator", "lxml-xsd", "xmlschema"],
+    )
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--tracemalloc", action="store_true", help="also report Python's traced peak (slower)"
+    )
+    parser.add_argument("--json", type=Path, help="write the results here as JSON too")
+    args = parser.parse_args()
+
+    if not (args.xsd_dir / "sitemap.xsd").is_file():
+        parser.error(f"no sitemap.xsd in {args.xsd_dir} (use --xsd-dir)")
+    schema = driver_schema(args.xsd_dir.resolve())
+    with tempfile.TemporaryDirectory() as scratch:
+        path = args.file or Path(scratch) / "sitemap-50mb.xml"
+        if args.file is None:
+            generate(path)
+        size = path.stat().st_size
+        print(f"file: {path.name}, {size:,} bytes ({size / 1e6:.1f} MB)")
+        print(f"python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs")
+        results: dict[str, dict[str, object]] = {}
+        for tool in args.tools:
+            repeat = 1 if tool == "xmlschema" else args.repeat
+            runs = [run_tool(tool, path, schema, trace=args.tracemalloc) for _ in range(repeat)]
+            best = min(runs, key=lambda run: float(run["wall"]))  # type: ignore[arg-type]
+            best["cpu"] = min(float(run["cpu"]) for run in runs)  # type: ignore[arg-type]
+            results[tool] = best
+    print()
+    print("| tool | wall s | CPU s | MB/s (wall) | peak RSS MB | RSS above import MB | verdict |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for tool, result in results.items():
+        wall, cpu = float(result["wall"]), float(result["cpu"])  # type: ignore[arg-type]
+        peak, baseline = int(result["peak_rss"]), int(result["baseline_rss"])  # type: ignore[call-overload]
+        print(
+            f"| {tool} | {wall:.2f} | {cpu:.2f} | {size / 1e6 / wall:.1f} | {peak / 2**20:.0f} "
+            f"| {(peak - baseline) / 2**20:.0f} | {result['verdict']} |"
+        )
+        if "traced_peak" in result:
+            print(
+                f"|   (tracemalloc peak: {int(result['traced_peak']) / 2**20:.1f} MB) | | | | | | |"
+            )  # type: ignore[call-overload]
+    if args.json:
+        args.json.write_text(json.dumps({"bytes": size, "results": results}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
