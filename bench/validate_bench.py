@@ -48,7 +48,8 @@ def generate(path: Path, *, groups: int = 10_000) -> None:
             f'<urlset xmlns="{SITEMAP_NS}" xmlns:xhtml="{XHTML_NS}" xmlns:image="{IMAGE_NS}">\n'
         )
         for group in range(groups):
-            slug = f"products/category-{group % 97:02d}/item-{group:06d}-a-descriptive-slug-for-testing"
+            item = f"item-{group:06d}-a-descriptive-slug-for-testing"
+            slug = f"products/category-{group % 97:02d}/{item}"
             lastmod = f"2024-{1 + group % 12:02d}-{1 + group % 28:02d}T10:{group % 60:02d}:00+00:00"
             links = "".join(
                 f'<xhtml:link rel="alternate" hreflang="{other}" '
