@@ -72,6 +72,7 @@ _PLAIN_HTTP_URL_RE: Final = re.compile(
     r"(?P<scheme>https?)://(?P<netloc>[A-Za-z0-9.-]+(?::\d{1,5})?)"
     r"(?P<path>[^?#]*)(?:\?(?P<query>[^#]*))?(?:#|$)"
 )
+_SITEMAP_FILE_SUFFIXES: Final = (".xml", ".xml.gz", ".txt", ".txt.gz", ".XML", ".TXT", ".GZ")
 _SITEMAP_FILE_RE: Final = re.compile(r"sitemap[^/]*\.(?:xml|txt)(?:\.gz)?$", re.IGNORECASE)
 
 
@@ -229,7 +230,11 @@ class LocChecker:
             self.seen[key] = None
         if query or ";" in path:
             self._check_parameters(query, path, line, value)
-        if self.kind == "urlset" and _SITEMAP_FILE_RE.search(path):
+        if (
+            self.kind == "urlset"
+            and path.endswith(_SITEMAP_FILE_SUFFIXES)
+            and _SITEMAP_FILE_RE.search(path)
+        ):
             add("SM317", "looks like a sitemap file listed as a page", line=line, url=value)
         return key
 
@@ -365,7 +370,8 @@ class XmlChecker:
         #: Recently validated alternate URLs: each hreflang URL recurs once per
         #: version of the page, so a small cache saves most checks.
         self._valid_urls: set[str] = set()
-        self._value_cache: dict[tuple[str, str], bool] = {}
+        #: Priority values seen valid (few distinct ones per file).
+        self._valid_priorities: set[str] = set()
         self._valid_hreflangs: set[str] = set()
         self._yesterday = (self.now - dt.timedelta(days=1)).date().isoformat()
 
@@ -472,8 +478,12 @@ class XmlChecker:
                     # Only earlier siblings are removed: libxml2 may still append
                     # text to the node just finished (lxml's iterparse idiom).
                     element.clear(keep_tail=True)
-                    if element.getprevious() is not None:
-                        self._stray_children(before=element)
+                    previous = element.getprevious()
+                    if previous is not None:
+                        if previous is self._last_entry and previous.getprevious() is None:
+                            self._root.remove(previous)  # the common case, without a loop
+                        else:
+                            self._stray_children(before=element)
                     self._last_entry = element
         except etree.XMLSyntaxError:
             return  # reported by feed()/close(), which see the same error
@@ -697,21 +707,12 @@ class XmlChecker:
     def _lastmod_problem(self, rule: str, message: str, element: Any, loc: str) -> None:
         self.report.add(rule, message, line=element.sourceline, url=loc or None)
 
-    def _cached_valid(self, kind: str, value: str) -> bool:
-        key = (kind, value)
-        valid = self._value_cache.get(key)
-        if valid is None:
-            if kind == "changefreq":
-                valid = value in protocol.CHANGEFREQ_VALUES
-            else:
-                valid = _valid_priority(value)
-            if len(self._value_cache) < 1_000:
-                self._value_cache[key] = valid
-        return valid
-
     def _check_changefreq(self, element: Any, loc: str) -> None:
-        value = _strip(element.text, self.report, "changefreq", element)
-        if not self._cached_valid("changefreq", value):
+        text = element.text
+        if text in protocol.CHANGEFREQ_VALUES:
+            return  # the common case, exactly right
+        value = _strip(text, self.report, "changefreq", element)
+        if value not in protocol.CHANGEFREQ_VALUES:
             self.report.add(
                 "SM405",
                 f"{value!r} is not a changefreq value",
@@ -720,8 +721,14 @@ class XmlChecker:
             )
 
     def _check_priority(self, element: Any, loc: str) -> None:
-        value = _strip(element.text, self.report, "priority", element)
-        if not self._cached_valid("priority", value):
+        text = element.text
+        if text in self._valid_priorities:
+            return
+        value = _strip(text, self.report, "priority", element)
+        if _valid_priority(value):
+            if value == text and len(self._valid_priorities) < 1_000:
+                self._valid_priorities.add(value)
+        else:
             self.report.add(
                 "SM406",
                 f"{value!r} is not a decimal from 0.0 to 1.0",
@@ -861,6 +868,13 @@ class XmlChecker:
         if link.get("rel") != "alternate":
             return alternates  # amphtml and other relations are not language versions
         hreflang = link.get("hreflang")
+        href = link.get("href")
+        if hreflang in self._valid_hreflangs and href in self._valid_urls:
+            # Fast path: both seen valid already (every version lists every other).
+            if alternates is None:
+                return [href]
+            alternates.append(href)
+            return alternates
         if hreflang in self._valid_hreflangs:
             pass
         elif hreflang is not None and protocol.HREFLANG_RE.fullmatch(hreflang):
@@ -875,7 +889,7 @@ class XmlChecker:
                 line=link.sourceline,
                 url=loc or None,
             )
-        href = (link.get("href") or "").strip()
+        href = (href or "").strip()
         if href in self._valid_urls:
             pass
         elif _is_http_url(href):
@@ -908,7 +922,7 @@ class XmlChecker:
             if loc not in hrefs:
                 report.add("SM843", "the page is not among its own alternates", line=line, url=loc)
             hrefs.add(loc)
-            signature = sum(hash(href) for href in hrefs) & 0xFFFFFFFFFFFFFFFF
+            signature = sum(map(hash, hrefs)) & 0xFFFFFFFFFFFFFFFF
             self._locs.seen[key] = signature
         waiting = self._pending.pop(key, None)
         if waiting is not None and waiting[0] != signature:
