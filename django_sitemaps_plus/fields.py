@@ -16,6 +16,7 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.db.models.signals import post_init, post_save
 from django.utils import timezone
+from django.utils.functional import cached_property
 
 _SNAPSHOT = "_sitemaps_plus_snapshot"
 #: Defaults that differ from DateTimeField's: never typed in, indexed for lastmod.
@@ -58,21 +59,21 @@ class ContentChangedField(models.DateTimeField):  # type: ignore[type-arg]
             # After a save, the saved values are the new baseline.
             post_save.connect(self._remember, sender=cls, weak=False, dispatch_uid=uid)
 
-    def _tracked_attnames(self, model: type[models.Model]) -> list[str]:
-        return [model._meta.get_field(name).attname for name in self.tracked_fields]  # type: ignore[union-attr]
+    @cached_property
+    def _tracked_attnames(self) -> list[str]:
+        # Resolved once: the snapshot runs on every instance load.
+        return [self.model._meta.get_field(name).attname for name in self.tracked_fields]  # type: ignore[union-attr]
 
     def _remember(self, sender: type[models.Model], instance: models.Model, **kwargs: Any) -> None:
         # Snapshot only values actually loaded (deferred fields are unknown).
         loaded = instance.__dict__
         instance.__dict__[_SNAPSHOT + self.name] = {
-            attname: loaded[attname]
-            for attname in self._tracked_attnames(sender)
-            if attname in loaded
+            attname: loaded[attname] for attname in self._tracked_attnames if attname in loaded
         }
 
     def _changed(self, instance: models.Model) -> bool:
         snapshot: dict[str, Any] = instance.__dict__.get(_SNAPSHOT + self.name, {})
-        for attname in self._tracked_attnames(type(instance)):
+        for attname in self._tracked_attnames:
             if attname not in instance.__dict__:
                 continue
             if attname not in snapshot or snapshot[attname] != instance.__dict__[attname]:

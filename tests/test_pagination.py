@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
+from django.db import connection
 from django.test import Client
 
 from django_sitemaps_plus import ModelSection, Section, protocol, register, xml
@@ -15,10 +16,21 @@ pytestmark = pytest.mark.django_db
 
 
 def bulk_articles(count: int, slug_length: int = 8) -> None:
-    Article.objects.bulk_create(
-        (Article(pk=i, title="t", slug=f"{i:0{slug_length}d}") for i in range(1, count + 1)),
-        batch_size=5_000,
+    """Insert ``count`` published articles with primary keys 1..count.
+
+    One ``executemany`` rather than ``bulk_create``, whose per-object work and
+    SQLite's 999-parameter batches make 50,000 rows take ten seconds.
+    """
+    quote = connection.ops.quote_name
+    columns = ["id", "title", "slug", "body", "is_published", "views"]
+    sql = "INSERT INTO {} ({}) VALUES ({})".format(
+        quote(Article._meta.db_table),
+        ", ".join(quote(c) for c in columns),
+        ", ".join(["%s"] * len(columns)),
     )
+    rows = [(i, "t", f"{i:0{slug_length}d}", "", True, 0) for i in range(1, count + 1)]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
 
 
 class ShortUrlSection(ModelSection):
