@@ -3,12 +3,13 @@ the sitemaps it lists; ``validate_site()``: this site's own sitemaps."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Union
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.validation import parser
@@ -88,26 +89,23 @@ class _Run:
         file.uncompressed_bytes = payload.total
         return context.children
 
-    def open_url(
-        self, url: str, file: FileReport
-    ) -> tuple[Iterator[bytes], str, Callable[[], None]]:
-        fetched = self.fetcher.fetch(url)
+    def validate_url(self, url: str, *, depth: int) -> FileReport:
+        fetched = self.fetcher.fetch(url)  # FetchError before any report exists
+        file = self.new_file(url)
         for status, source, target in fetched.redirects:
             file.add("SM701", f"HTTP {status} from {source} to {target}", url=source)
         content_type = (fetched.content_type or "").split(";")[0].strip().lower()
         if content_type not in ACCEPTED_CONTENT_TYPES and not content_type.endswith("+xml"):
             file.add("SM702", f"Content-Type {fetched.content_type or '(none)'}", url=url)
-        return fetched.chunks, fetched.final_url, fetched.close
-
-    def validate_url(self, url: str, *, depth: int) -> FileReport:
-        file = self.new_file(url)
-        chunks, final_url, close = self.open_url(url, file)
         try:
-            children = self.check(chunks, file, final_url)
+            children = self.check(fetched.chunks, file, fetched.final_url)
+        except FetchError:
+            self.report.files.remove(file)
+            raise
         finally:
-            close()
+            fetched.close()
         self.visited[url] = file.kind
-        self.follow_children(file, children, final_url, depth=depth, local_directory=None)
+        self.follow_children(file, children, fetched.final_url, depth=depth, local_directory=None)
         return file
 
     def follow_children(
@@ -246,8 +244,15 @@ def validate_site(
     except FetchError as exc:
         raise UnreadableTarget(str(exc)) from exc
     if include_text and follow:
+        # /sitemap.txt holds every URL when they fit in one file; a 404 is normal.
+        from django.urls import NoReverseMatch, reverse
+
+        all_urls = None
+        with contextlib.suppress(NoReverseMatch, FetchError):
+            all_urls = urljoin(index_url, reverse("sitemaps_plus:text"))
+            run.validate_url(all_urls, depth=protocol.MAX_INDEX_DEPTH)
         for file in list(run.report.files):
-            if file.kind == "urlset" and file.target.endswith(".xml"):
+            if file.kind == "urlset" and file.target.endswith(".xml") and file.target != all_urls:
                 text_url = file.target[: -len(".xml")] + ".txt"
                 try:
                     run.validate_url(text_url, depth=protocol.MAX_INDEX_DEPTH)

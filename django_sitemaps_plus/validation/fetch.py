@@ -7,6 +7,7 @@ never followed silently: each hop is recorded, so the report can say so.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -23,6 +24,8 @@ CHUNK_SIZE = 1 << 16
 #: Redirect hops followed before giving up.
 MAX_REDIRECTS = 5
 DEFAULT_TIMEOUT = 10.0
+#: Seconds one whole response may take to read.
+DEFAULT_TOTAL_TIMEOUT = 120.0
 USER_AGENT = "django-sitemaps-plus-validator"
 
 
@@ -74,15 +77,25 @@ def _follow(url: str, get: Callable[[str], _Hop]) -> Fetched:
     raise FetchError(f"more than {MAX_REDIRECTS} redirects from {url}")
 
 
-def _read_chunks(response: HTTPResponse) -> Iterator[bytes]:
+def _read_chunks(response: HTTPResponse, url: str, deadline: float) -> Iterator[bytes]:
     while chunk := response.read(CHUNK_SIZE):
         yield chunk
+        # The socket timeout bounds each read; this bounds a server that
+        # trickles bytes just fast enough to never time out.
+        if time.monotonic() > deadline:
+            raise FetchError(f"reading {url} took longer than allowed")
 
 
 class HttpFetcher:
     """Fetches http(s) URLs with urllib: a timeout per read, redirects recorded."""
 
-    def __init__(self, *, timeout: float = DEFAULT_TIMEOUT, use_env_proxies: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        total_timeout: float = DEFAULT_TOTAL_TIMEOUT,
+        use_env_proxies: bool = True,
+    ) -> None:
         # urllib.request pulls in ssl and email: imported only when fetching
         # over HTTP, which keeps the validator's own footprint small.
         import urllib.request
@@ -94,6 +107,7 @@ class HttpFetcher:
                 return None
 
         self.timeout = timeout
+        self.total_timeout = total_timeout
         handlers: list[urllib.request.BaseHandler] = [NoRedirects()]
         if not use_env_proxies:
             handlers.append(urllib.request.ProxyHandler({}))
@@ -122,7 +136,7 @@ class HttpFetcher:
             response.status,
             response.headers.get("Location"),
             response.headers.get("Content-Type"),
-            _read_chunks(response),
+            _read_chunks(response, url, time.monotonic() + self.total_timeout),
             response.close,
         )
 
