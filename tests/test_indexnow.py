@@ -31,7 +31,7 @@ class Endpoint:
         endpoint = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers["Content-Length"])
                 endpoint.posts.append(json.loads(self.rfile.read(length)))
                 status = endpoint.statuses.pop(0) if endpoint.statuses else 200

@@ -1,0 +1,10 @@
+"""``gunicorn bench.serving.wsgi:application`` for the serving benchmark."""
+
+from __future__ import annotations
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.serving.settings")
+application = get_wsgi_application()
