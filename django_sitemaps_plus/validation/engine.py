@@ -26,7 +26,7 @@ from django_sitemaps_plus.validation.report import (
     FileReport,
     Report,
 )
-from django_sitemaps_plus.validation.rules import RULES
+from django_sitemaps_plus.validation.rules import RULES, Severity
 from django_sitemaps_plus.validation.stream import Payload
 
 Target = Union[bytes, str, "os.PathLike[str]", IO[bytes]]
@@ -265,29 +265,42 @@ def assert_valid_sitemap(
     target: Target | None = None,
     *,
     fail_level: FailLevel = "error",
-    **options: object,
+    base_url: str | None = None,
+    follow: bool = True,
+    ignore: Iterable[str] = (),
+    max_findings: int | None = DEFAULT_MAX_FINDINGS,
+    fetcher: Fetcher | None = None,
+    now: dt.datetime | None = None,
 ) -> Report:
     """Validate ``target`` (or, when None, this site's sitemaps) and raise
     ``AssertionError`` listing every finding at or above ``fail_level``.
 
-    Meant for a project's own tests::
+    The other arguments are those of ``validate()`` (``base_url`` and
+    ``fetcher`` apply to a target only). Meant for a project's own tests::
 
         def test_sitemaps(self):
             assert_valid_sitemap()  # the whole site, in-process
             assert_valid_sitemap(b"<urlset ...>", fail_level="warning")
     """
-    report = (
-        validate_site(**options)  # type: ignore[arg-type]
-        if target is None
-        else validate(target, **options)  # type: ignore[arg-type]
-    )
+    if target is None:
+        report = validate_site(follow=follow, ignore=ignore, max_findings=max_findings, now=now)
+    else:
+        report = validate(
+            target,
+            base_url=base_url,
+            follow=follow,
+            ignore=ignore,
+            max_findings=max_findings,
+            fetcher=fetcher,
+            now=now,
+        )
     if report.fails(fail_level):
-        findings = report.findings_at(fail_level)
+        threshold = Severity(fail_level).rank
         lines = [
             f"{file.target}: {finding}"
             for file in report.files
             for finding in file.findings
-            if finding in findings
+            if finding.severity.rank >= threshold
         ]
         omitted = sum(file.omitted for file in report.files)
         if omitted:

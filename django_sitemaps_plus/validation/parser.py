@@ -22,7 +22,6 @@ from django_sitemaps_plus import protocol
 from django_sitemaps_plus.validation.report import FileReport
 
 NS: Final = protocol.SITEMAP_NS
-_LOC: Final = f"{{{NS}}}loc"
 _IMAGE_IMAGE: Final = f"{{{protocol.IMAGE_NS}}}image"
 _IMAGE_LOC: Final = f"{{{protocol.IMAGE_NS}}}loc"
 _NEWS_NEWS: Final = f"{{{protocol.NEWS_NS}}}news"
@@ -103,15 +102,16 @@ def check(chunks: Iterable[bytes], report: FileReport, context: Context) -> None
         b"<\x00",
         b"\x00<",
     )
+    checker: XmlChecker | TextChecker
     if start.startswith((b"<", codecs.BOM_UTF8 + b"<")) or is_utf16:
         checker = XmlChecker(report, context)
+        if not checker.check_prolog(head, is_utf16):
+            return
     elif b"\x00" in head or not _decodes_as_utf8(head):
         report.add("SM112", "binary data: neither an XML nor a UTF-8 text sitemap")
         return
     else:
-        checker = TextChecker(report, context)  # type: ignore[assignment]
-    if isinstance(checker, XmlChecker) and not checker.check_prolog(head, is_utf16):
-        return
+        checker = TextChecker(report, context)
     checker.feed(head)
     for chunk in iterator:
         if checker.stopped:
