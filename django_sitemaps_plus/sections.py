@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from django.core.exceptions import EmptyResultSet, ImproperlyConfigured, ObjectDoesNotExist
 from django.db import connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import Count, Func, Max
+from django.db.models import Count, Func, Max, Value
+from django.db.models.constants import LOOKUP_SEP
 from django.db.models.sql.compiler import SQLCompiler
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
@@ -511,6 +512,8 @@ class ModelSection(Section):
     #: Fast path: a URL name reversed once, plus URL kwarg → model field.
     url_name: str | None = None
     url_kwargs: Mapping[str, str] = {}
+    #: Most pages an index reads with per-range aggregates (see ``_grouped``).
+    RANGE_UNION_PAGES: ClassVar[int] = 400
 
     def __init__(self, model: type[models.Model] | None = None, **options: Any) -> None:
         super().__init__(**options)
@@ -565,13 +568,104 @@ class ModelSection(Section):
                 f"primary key; {self.get_model()._meta.label}.pk is a {type(pk).__name__}."
             )
 
-    def _grouped(self, queryset: models.QuerySet[Any]) -> dict[int, tuple[int, LastmodValue]]:
+    def _grouped(
+        self, queryset: models.QuerySet[Any], pages: Sequence[int] | None = None
+    ) -> dict[int, tuple[int, LastmodValue]]:
         """Rows and lastmod per page of ``queryset``, keyed by page number.
 
-        One grouped query per lastmod group (see ``LastmodSpec.page_aggregates``),
-        so a section's index costs a constant number of queries.
+        ``pages``: the page numbers wanted (page_info's one page); None: all,
+        found from the largest key (one index lookup). Up to
+        ``RANGE_UNION_PAGES`` pages, each lastmod group (see
+        ``LastmodSpec.page_aggregates``) is one query: a ``UNION ALL`` of one
+        aggregate per primary key range, each an index range scan with
+        nothing to sort. Past that (a huge or very sparse key space), one
+        ``GROUP BY`` page query per group. Either way a section's index costs
+        a constant number of queries.
         """
         self._check_integer_pk()
+        if pages is None:
+            top = queryset.order_by().aggregate(_top=Max("pk"))["_top"]
+            if top is None:
+                return {}
+            width = self.items_per_file()
+            last = 1 if top <= width else (top - 1) // width + 1
+            if last > self.RANGE_UNION_PAGES:
+                return self._grouped_by_page(queryset)
+            pages = range(1, last + 1)
+        return self._grouped_by_range(queryset, pages)
+
+    def _related_filters(self, path: str, number: int) -> dict[str, Any]:
+        """Filters joining ``path``'s relation for page ``number``: only rows
+        with a value (an inner join) and, across a reverse foreign key, the
+        same key range on the foreign key column, so the database reads the
+        related rows of the range from the foreign key's index."""
+        filters: dict[str, Any] = {f"{path}__isnull": False}
+        hop = path.split(LOOKUP_SEP, 1)[0]
+        field = self.get_model()._meta.get_field(hop)
+        if isinstance(field, models.ManyToOneRel):
+            key = f"{hop}{LOOKUP_SEP}{field.field.name}"
+            filters.update(
+                {f"{key}__{k.split('__')[1]}": v for k, v in self._pk_range(number).items()}
+            )
+        return filters
+
+    def _range_union(
+        self,
+        queryset: models.QuerySet[Any],
+        pages: Sequence[int],
+        aggregates: dict[str, Any],
+        related: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """One row of ``aggregates`` per page: a UNION ALL of range aggregates.
+
+        ``related``: a many-valued lastmod path whose join (one per member,
+        all its conditions in one ``filter()``) the aggregates read.
+        """
+        members = [
+            queryset.filter(
+                **self._pk_range(number),
+                **(self._related_filters(related, number) if related else {}),
+            )
+            .order_by()
+            .annotate(_sitemaps_page=Value(number, output_field=models.IntegerField()))
+            .values("_sitemaps_page")
+            .annotate(**aggregates)
+            for number in pages
+        ]
+        if len(members) <= 1:
+            return [row for member in members for row in member]
+        return list(members[0].union(*members[1:], all=True))
+
+    def _grouped_by_range(
+        self, queryset: models.QuerySet[Any], pages: Sequence[int]
+    ) -> dict[int, tuple[int, LastmodValue]]:
+        queryset = queryset.order_by()
+        groups = self.lastmod_spec.page_aggregates()
+        own = groups[0][1] if groups and groups[0][0] == "own" else []
+        own_aggregates = {f"_m{i}": Max(p.path) for i, p in enumerate(own)}
+        counts: dict[int, int] = {}
+        lastmods: dict[int, list[LastmodValue]] = {}
+        for row in self._range_union(queryset, pages, {"_n": Count("pk"), **own_aggregates}):
+            if row["_n"]:
+                page = row["_sitemaps_page"]
+                counts[page] = row["_n"]
+                lastmods[page] = [row[k] for k in own_aggregates]
+        filled = [page for page in pages if page in counts]
+        for key, paths in groups:
+            if key == "own" or not filled:
+                continue
+            path = paths[0].path
+            for row in self._range_union(queryset, filled, {"_m": Max(path)}, related=path):
+                lastmods.setdefault(row["_sitemaps_page"], []).append(row["_m"])
+        per_item = self.urls_per_item()
+        return {
+            page: (count * per_item, latest(lastmods.get(page, [])))
+            for page, count in sorted(counts.items())
+        }
+
+    def _grouped_by_page(
+        self, queryset: models.QuerySet[Any]
+    ) -> dict[int, tuple[int, LastmodValue]]:
         base = queryset.order_by().annotate(_sitemaps_page=_PkPage(self.items_per_file()))
         base = base.values("_sitemaps_page")
         groups = self.lastmod_spec.page_aggregates()
@@ -605,7 +699,7 @@ class ModelSection(Section):
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         if number < 1:
             return None
-        pages = self._grouped(self.get_queryset().filter(**self._pk_range(number)))
+        pages = self._grouped(self.get_queryset(), [number])
         if number not in pages:
             return None
         count, lastmod = pages[number]

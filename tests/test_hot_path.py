@@ -152,3 +152,44 @@ def test_model_section_page_equals_its_slow_path(registry):
     )  # fmt: skip
     slow = ModelSection(Article, max_loc_length=100, lastmod_fields=["updated_at"])
     assert list(fast.page_entries(1, SITE)) == list(slow.page_entries(1, SITE))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "fields", [["updated_at"], ["updated_at", "comments__created_at", "tags__updated_at"]]
+)
+def test_index_by_ranges_equals_index_grouped_by_page(fields):
+    from tests.testapp.models import Comment, Tag
+
+    tag = Tag.objects.create(name="t", updated_at=dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc))
+    for i in range(1, 24):
+        article = Article.objects.create(
+            pk=i,
+            title="t",
+            slug=f"s{i}",
+            updated_at=dt.datetime(2024, 1, 1, i, tzinfo=dt.timezone.utc),
+            is_published=i % 5 != 0,
+        )
+        if i % 3 == 0:
+            Comment.objects.create(
+                article=article, created_at=dt.datetime(2024, 6, i, tzinfo=dt.timezone.utc)
+            )
+        if i == 7:
+            article.tags.add(tag)
+    Article.objects.filter(pk__in=[11, 12, 13, 14, 15]).delete()  # an empty range
+
+    class ByRanges(ModelSection):
+        queryset = Article.objects.filter(is_published=True)
+        lastmod_fields = fields
+        limit = 5
+
+    class GroupedByPage(ByRanges):
+        RANGE_UNION_PAGES = 0
+
+    ranges = ByRanges().index_pages(SITE)
+    grouped = GroupedByPage().index_pages(SITE)
+    assert ranges == grouped
+    assert [p.number for p in ranges] == [1, 2, 4, 5]
+    for page in ranges:
+        assert ByRanges().page_info(page.number, SITE) == page
+    assert ByRanges().page_info(3, SITE) is None
