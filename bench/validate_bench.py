@@ -15,6 +15,7 @@ of ``--repeat`` runs is kept (``xmlschema`` runs once: it is slow).
 
     python bench/validate_bench.py                       # all tools
     python bench/validate_bench.py --tools validator lxml-xsd --repeat 5
+    python bench/validate_bench.py --shape plain
     python bench/validate_bench.py --xsd-dir ../shared/reference/xsd
 
 The schemas are read from ``--xsd-dir`` (default: ../shared/reference/xsd
@@ -38,6 +39,19 @@ LANGUAGES = ("en", "de", "fr", "es", "it")
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
 XHTML_NS = "http://www.w3.org/1999/xhtml"
+
+
+def generate_plain(path: Path, *, urls: int = 50_000) -> None:
+    """50,000 URLs with loc, lastmod, changefreq and priority only (about 8 MB)."""
+    with path.open("w", encoding="utf-8") as out:
+        out.write(f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{SITEMAP_NS}">\n')
+        for number in range(urls):
+            out.write(
+                f"<url><loc>https://www.example.com/articles/{number:06d}-a-descriptive-slug/"
+                f"</loc><lastmod>2024-{1 + number % 12:02d}-{1 + number % 28:02d}</lastmod>"
+                f"<changefreq>weekly</changefreq><priority>0.{number % 9 + 1}</priority></url>\n"
+            )
+        out.write("</urlset>\n")
 
 
 def generate(path: Path, *, groups: int = 10_000) -> None:
@@ -150,6 +164,13 @@ def main() -> None:
         choices=("validator", "lxml-xsd", "xmlschema"),
         default=["validator", "lxml-xsd", "xmlschema"],
     )
+    parser.add_argument(
+        "--shape",
+        choices=("i18n", "plain"),
+        default="i18n",
+        help="i18n (default): ~50 MB, five hreflang alternates and an image per URL; "
+        "plain: 50,000 URLs with the four protocol tags only",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
         "--tracemalloc", action="store_true", help="also report Python's traced peak (slower)"
@@ -161,9 +182,9 @@ def main() -> None:
         parser.error(f"no sitemap.xsd in {args.xsd_dir} (use --xsd-dir)")
     schema = driver_schema(args.xsd_dir.resolve())
     with tempfile.TemporaryDirectory() as scratch:
-        path = args.file or Path(scratch) / "sitemap-50mb.xml"
+        path = args.file or Path(scratch) / f"sitemap-{args.shape}.xml"
         if args.file is None:
-            generate(path)
+            (generate if args.shape == "i18n" else generate_plain)(path)
         size = path.stat().st_size
         print(f"file: {path.name}, {size:,} bytes ({size / 1e6:.1f} MB)")
         print(f"python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs")

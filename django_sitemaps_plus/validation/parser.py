@@ -146,6 +146,8 @@ class LocChecker:
         self.first_origin: tuple[str, str] | None = None
         #: hash(loc) → hreflang cluster signature (None: no alternates).
         self.seen: dict[int, int | None] = {}
+        self._last_scheme = self._last_netloc = ""
+        self._last_origin = ("", "")
 
     def check(self, value: str, line: int | None) -> int | None:
         """Report what is wrong with ``value``; return its hash when usable."""
@@ -201,7 +203,11 @@ class LocChecker:
             )
         if not value.isascii():
             add("SM304", "non-ASCII characters (an IRI)", line=line, url=value)
-        origin = (scheme.lower(), netloc.lower())
+        if scheme == self._last_scheme and netloc == self._last_netloc:
+            origin = self._last_origin  # the common case: the previous URL's origin
+        else:
+            origin = (scheme.lower(), netloc.lower())
+            self._last_scheme, self._last_netloc, self._last_origin = scheme, netloc, origin
         if self.file_origin is not None:
             if origin != self.file_origin:
                 add(
@@ -590,7 +596,6 @@ class XmlChecker:
 
     def _check_entry(self, entry: Any) -> None:
         report = self.report
-        line = entry.sourceline
         tags = self._tags
         is_url = self._kind == "urlset"
         loc_el = _child(entry, tags["loc"])
@@ -600,7 +605,7 @@ class XmlChecker:
             report.add(
                 "SM206",
                 f"text {text.strip()[:80]!r} directly inside <{etree.QName(entry).localname}>",
-                line=line,
+                line=entry.sourceline,
             )
         positions = self._positions
         own_prefix = self._prefix
@@ -666,15 +671,16 @@ class XmlChecker:
                 self._order.note("order", child.sourceline)
             else:
                 seen_order = position
-        for tag in sorted(repeated or ()):
-            report.add(
-                "SM208",
-                f"<{etree.QName(tag).localname}> appears more than once",
-                line=line,
-                url=loc or None,
-            )
+        if repeated:
+            for tag in sorted(repeated):
+                report.add(
+                    "SM208",
+                    f"<{etree.QName(tag).localname}> appears more than once",
+                    line=entry.sourceline,
+                    url=loc or None,
+                )
         if loc_el is None:
-            report.add("SM207", "no <loc>", line=line)
+            report.add("SM207", "no <loc>", line=entry.sourceline)
             return
         key = self._locs.check(loc, loc_el.sourceline)
         if not is_url:
@@ -685,11 +691,11 @@ class XmlChecker:
             report.add(
                 "SM802",
                 f"{images:,} images (limit {protocol.MAX_IMAGES_PER_URL:,})",
-                line=line,
+                line=entry.sourceline,
                 url=loc,
             )
         if key is not None and (alternates is not None or self._pending):
-            self._check_cluster(key, loc, line, alternates)
+            self._check_cluster(key, loc, entry.sourceline, alternates)
 
     # Values ---------------------------------------------------------------------------
 
