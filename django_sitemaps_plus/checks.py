@@ -143,6 +143,15 @@ def check_serving_settings(
                 id=f"{ID}.E015",
             )
         )
+    if key and not get("BASE_URL") and not apps.is_installed("django.contrib.sites"):
+        errors.append(
+            Error(
+                "SITEMAPS_PLUS['INDEXNOW_KEY'] is set, but URLs queued on a save have no "
+                "request to take a host from.",
+                hint="Set SITEMAPS_PLUS['BASE_URL'] or install django.contrib.sites.",
+                id=f"{ID}.E015",
+            )
+        )
     endpoint = get("INDEXNOW_ENDPOINT")
     parts = urlsplit(endpoint) if isinstance(endpoint, str) else None
     if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:

@@ -198,6 +198,19 @@ class TestCommand:
         assert error.value.returncode == 2
 
 
+def test_progress_bar_on_a_terminal_only():
+    from django_sitemaps_plus.management.commands.build_sitemaps import ProgressBar
+
+    shown, hidden = io.StringIO(), io.StringIO()
+    bar = ProgressBar(shown, enabled=True)
+    bar(1, 4, "sitemap-articles-1.xml")
+    bar(4, 4, "sitemap.xml")
+    ProgressBar(hidden, enabled=False)(1, 4, "x")
+    assert "[#######" in shown.getvalue() and "4/4 files" in shown.getvalue()
+    assert shown.getvalue().endswith("\n")
+    assert hidden.getvalue() == ""
+
+
 class TestServeBuilt:
     @pytest.fixture
     def built(self, site_with_pages, out, settings):

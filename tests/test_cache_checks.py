@@ -73,6 +73,12 @@ def test_e015_indexnow(settings, override):
     assert ids(check_serving_settings()) == ["sitemaps_plus.E015"]
 
 
+def test_e015_indexnow_needs_a_host(settings):
+    settings.SITEMAPS_PLUS = {"INDEXNOW_KEY": "a1b2c3d4e5f6"}
+    settings.INSTALLED_APPS = [a for a in settings.INSTALLED_APPS if a != "django.contrib.sites"]
+    assert ids(check_serving_settings()) == ["sitemaps_plus.E015"]
+
+
 def test_w003_local_memory_cache_on_deploy(settings):
     settings.SITEMAPS_PLUS = dict(BASE)
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
