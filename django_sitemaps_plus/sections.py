@@ -33,13 +33,12 @@ from django.utils.text import slugify
 
 from django_sitemaps_plus import protocol, xml
 from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.extensions.base import Extension
 from django_sitemaps_plus.lastmod import LastmodSpec, format_w3c, latest
 from django_sitemaps_plus.location import LocationTemplate, SiteContext, absolute_location
 
 if TYPE_CHECKING:
     from django.contrib.sitemaps import Sitemap
-
-    from django_sitemaps_plus.extensions.base import Extension
 
 logger = logging.getLogger("django_sitemaps_plus")
 
@@ -207,30 +206,72 @@ class Section:
             yield from self._render_plain(rows)
             return
         fetched = [ext.fetch(self, [row[0] for row in rows]) for ext in self.extensions]
-        for position, (item, url, lastmod, values) in enumerate(rows):
+        versioned = [ext for ext in self.extensions if type(ext).versions is not Extension.versions]
+        locators = self._locators(rows) if versioned else []
+        # Limits and the text after lastmod, once per batch (as _render_plain).
+        cls = type(self)
+        same_meta = (
+            cls.get_changefreq is Section.get_changefreq
+            and cls.get_priority is Section.get_priority
+            and cls._entry is Section._entry
+        )
+        max_length = self.get_max_loc_length()
+        budget = self.entry_budget()
+        meta = xml.url_entry(
+            "",
+            None,
+            self.changefreq,
+            None if self.priority in (None, "") else f"{Decimal(str(self.priority)):.1f}",
+        ).removeprefix("<url><loc></loc>")[: -len("</url>\n")]
+        escape = xml.escape
+        for position, (item, url, lastmod, _values) in enumerate(rows):
             children = ""
             versions: Sequence[tuple[str, str]] | None = None
             for ext, data in zip(self.extensions, fetched):
                 children += ext.children(self, item, data[position], site)
-                if versions is None:
-                    versions = ext.versions(
-                        self, item, data[position], site, self._locator(item, values)
-                    )
+                if versions is None and ext in versioned:
+                    versions = ext.versions(self, item, data[position], site, locators[position])
             if versions is None:
                 versions = () if url is None else ((url, ""),)
-            changefreq = self.get_changefreq(item)
-            priority = self.get_priority(item)
+            if not same_meta:
+                changefreq = self.get_changefreq(item)
+                priority = self.get_priority(item)
+                for version_url, version_children in versions:
+                    entry = self._entry(
+                        item,
+                        version_url,
+                        lastmod,
+                        version_children + children,
+                        changefreq=changefreq,
+                        priority=priority,
+                    )
+                    if entry is not None:
+                        yield entry
+                continue
+            head = f"<lastmod>{lastmod}</lastmod>{meta}" if lastmod else meta
             for version_url, version_children in versions:
-                entry = self._entry(
-                    item,
-                    version_url,
-                    lastmod,
-                    version_children + children,
-                    changefreq=changefreq,
-                    priority=priority,
+                if len(version_url) > max_length:
+                    self._drop(item, f"is longer than {max_length:,} characters")
+                    continue
+                entry = (
+                    f"<url><loc>{escape(version_url)}</loc>{head}"
+                    f"{version_children}{children}</url>\n"
                 )
-                if entry is not None:
-                    yield entry
+                if len(entry) > budget or not entry.isascii():
+                    size = xml.byte_length(entry)
+                    if size > budget:
+                        self._drop(
+                            item,
+                            f"takes {size:,} bytes, over the per-URL budget of {budget:,} "
+                            f"that keeps files under {protocol.MAX_FILE_BYTES:,} bytes; "
+                            "raise max_loc_length",
+                        )
+                        continue
+                yield entry
+
+    def _locators(self, rows: Sequence[Row]) -> list[Callable[[str], str | None]]:
+        """For each row, ``locate(language)``: its location in that language."""
+        return [self._locator(row[0], row[3]) for row in rows]
 
     def _renders_plain(self) -> bool:
         """No extensions, and changefreq/priority the same for every item."""
@@ -306,8 +347,6 @@ class Section:
 
     def _has_versions(self) -> bool:
         """Whether an extension gives items their entries (``versions``)."""
-        from django_sitemaps_plus.extensions.base import Extension
-
         return any(type(ext).versions is not Extension.versions for ext in self.extensions)
 
     def _locator(self, item: Any, values: Sequence[Any] | None) -> Callable[[str], str | None]:
@@ -720,16 +759,43 @@ class ModelSection(Section):
         # The fast path: the URL pattern reversed once per language.
         if values is None:
             return super().location_in(language, item, values)
-        template = self._language_templates().get(language)
-        if template is None:
-            with translation.override(language):
-                template = LocationTemplate(self.url_name or "", self.url_kwargs)
-            self._language_templates()[language] = template
+        template = self._language_template(language)
+        spliced = template.paths([values])
+        if spliced is not None:
+            return spliced[0]
         try:
             with translation.override(language):
                 return template.path(values)
         except NoReverseMatch:
             return None
+
+    def _language_template(self, language: str) -> LocationTemplate:
+        template = self._language_templates().get(language)
+        if template is None:
+            with translation.override(language):
+                template = LocationTemplate(self.url_name or "", self.url_kwargs)
+            self._language_templates()[language] = template
+        return template
+
+    def _locators(self, rows: Sequence[Row]) -> list[Callable[[str], str | None]]:
+        if not rows or rows[0][3] is None:
+            return super()._locators(rows)
+        # Fast path: each language's paths for the whole batch in one splice.
+        values = [row[3] or () for row in rows]
+        by_language: dict[str, list[str] | None] = {}
+
+        def locator(position: int, item: Any, row_values: Any) -> Callable[[str], str | None]:
+            def locate(language: str) -> str | None:
+                if language not in by_language:
+                    by_language[language] = self._language_template(language).paths(values)
+                paths = by_language[language]
+                if paths is not None:
+                    return paths[position]
+                return self.location_in(language, item, row_values)
+
+            return locate
+
+        return [locator(i, row[0], row[3]) for i, row in enumerate(rows)]
 
     def _language_templates(self) -> dict[str, LocationTemplate]:
         templates: dict[str, LocationTemplate] | None = self.__dict__.get("_templates_by_language")

@@ -25,6 +25,7 @@ the section's ``max_loc_length``, so a file never passes 52,428,800 bytes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
@@ -44,6 +45,9 @@ if TYPE_CHECKING:
     from django_sitemaps_plus.sections import Section
 
 X_DEFAULT = "x-default"
+#: Characters ``iri_to_uri`` leaves as they are: a path made only of these is
+#: already a URI, and needs no encoding or parsing.
+_URI_PATH_RE = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/%?#\[\]]*")
 _LINK_TAGS = '<xhtml:link rel="alternate" hreflang="" href=""/>'
 
 
@@ -135,15 +139,24 @@ class Hreflang(Extension):
         The section's ``item_languages(item)`` hook wins when defined; a
         django-parler model's languages are those of its translation rows.
         """
+        plan = self._plan()
         hook: Callable[[Any], Iterable[str] | None] | None = getattr(
             section, "item_languages", None
         )
         if hook is not None:
-            return [_as_set(hook(item)) for item in items]
-        model = getattr(section, "model", None)
-        if model is not None and _is_parler_model(model):
-            return _parler_languages(section, model, items)
-        return [None] * len(items)
+            available = [_as_set(hook(item)) for item in items]
+        else:
+            model = getattr(section, "model", None)
+            if model is not None and _is_parler_model(model):
+                available = _parler_languages(section, model, items)
+            else:
+                available = [None] * len(items)
+        return [(languages, plan) for languages in available]
+
+    def _plan(self) -> tuple[list[tuple[str, str]], str | None]:
+        """(language, escaped hreflang) pairs and the x-default language, read once per batch."""
+        languages = [(lang, xml.escape(self.get_code(lang))) for lang in self.get_languages()]
+        return languages, self.default_language()
 
     # Entries ---------------------------------------------------------------------
 
@@ -155,10 +168,12 @@ class Hreflang(Extension):
         site: SiteContext,
         locate: Callable[[str], str | None],
     ) -> Sequence[tuple[str, str]]:
-        available: Collection[str] | None = data
+        available: Collection[str] | None = data[0]
+        languages, default = data[1]
         max_length = section.get_max_loc_length()
-        urls: list[tuple[str, str, bool]] = []  # (language, url, on this file's site)
-        for language in self.get_languages():
+        urls: list[tuple[str, str, bool]] = []  # (code, url, on this file's site)
+        default_url = None
+        for language, code in languages:
             if available is not None and language not in available:
                 continue
             location = locate(language)
@@ -171,21 +186,20 @@ class Hreflang(Extension):
             if url is None:
                 section._drop(item, f"in {language!r} {why}")
                 continue
-            urls.append((language, url, local))
+            urls.append((code, url, local))
+            if language == default:
+                default_url = url
         if not urls:
             return ()
+        escape = xml.escape
         links = [
-            f'<xhtml:link rel="alternate" hreflang="{xml.escape(self.get_code(language))}"'
-            f' href="{xml.escape(url)}"/>'
-            for language, url, _ in urls
+            f'<xhtml:link rel="alternate" hreflang="{code}" href="{escape(url)}"/>'
+            for code, url, _ in urls
         ]
-        default = self.default_language()
-        for language, url, _ in urls:
-            if language == default:
-                links.append(
-                    f'<xhtml:link rel="alternate" hreflang="{X_DEFAULT}" href="{xml.escape(url)}"/>'
-                )
-                break
+        if default_url is not None:
+            links.append(
+                f'<xhtml:link rel="alternate" hreflang="{X_DEFAULT}" href="{escape(default_url)}"/>'
+            )
         children = "".join(links)
         return [(url, children) for _, url, local in urls if local]
 
@@ -195,6 +209,10 @@ class Hreflang(Extension):
         """(absolute URL or None, whether it is on ``site``, why not)."""
         host = self.hosts.get(language)
         if host is None and location.startswith("/") and not location.startswith("//"):
+            if _URI_PATH_RE.fullmatch(location):
+                # Already a URI path (the fast path's spliced paths are): on
+                # the site's own base URL, which the settings check vets.
+                return site.base_url + location, True, None
             url, why = absolute_location(location, site)
             return url, True, why
         uri = iri_to_uri(location)

@@ -33,10 +33,10 @@ from django.db import models
 from django_sitemaps_plus import protocol, xml
 from django_sitemaps_plus.extensions.base import (
     Extension,
+    file_urls,
     loc_budget,
     media_url,
     resolve_field,
-    storage_url,
 )
 
 if TYPE_CHECKING:
@@ -96,9 +96,10 @@ class Images(Extension):
             .order_by(*order)
             .values_list("pk", path)
         )
+        to_url = file_urls(field)
         for key, value in rows:
             if value not in (None, ""):
-                found.setdefault(key, []).append(storage_url(field, value))
+                found.setdefault(key, []).append(to_url(value))
         return [found.get(section.item_pk(item), []) for item in items]
 
     def _from_method(self, section: Section, items: Sequence[Any]) -> list[list[Any]]:

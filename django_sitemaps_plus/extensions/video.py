@@ -35,9 +35,9 @@ from django.db import models
 from django_sitemaps_plus import protocol, xml
 from django_sitemaps_plus.extensions.base import (
     Extension,
+    file_urls,
     media_url,
     resolve_field,
-    storage_url,
 )
 from django_sitemaps_plus.lastmod import format_w3c
 
@@ -137,7 +137,7 @@ class Video(Extension):
         model: type[models.Model] = section.get_model()  # type: ignore[attr-defined]
         names = list(self.fields)
         paths = [self.fields[name] for name in names]
-        model_fields = [resolve_field(model, path) for path in paths]
+        converters = [file_urls(resolve_field(model, path)) for path in paths]
         found: dict[Any, list[VideoInfo]] = {}
         rows = (
             model._base_manager.filter(pk__in=[section.item_pk(i) for i in items])
@@ -150,8 +150,8 @@ class Video(Extension):
             found.setdefault(key, []).append(
                 _info(
                     {
-                        name: storage_url(field, value)
-                        for name, field, value in zip(names, model_fields, values)
+                        name: convert(value)
+                        for name, convert, value in zip(names, converters, values)
                     }
                 )
             )
