@@ -467,3 +467,24 @@ class TestFaults:
 def test_default_cache_alias_is_used(cached, counted):
     Client().get("/sitemap-counted-1.xml")
     assert default_cache.get(sitemap_cache._version_key(sitemap_cache.ALL)) is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_database_cache_backend(settings, counted):
+    """The database cache works too (its hits are queries on the cache table only)."""
+    settings.CACHES = {
+        **settings.CACHES,
+        "db": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "sitemaps_plus_test_cache",
+        },
+    }
+    call_command("createcachetable", "sitemaps_plus_test_cache", verbosity=0)
+    settings.SITEMAPS_PLUS = {**CACHED, "CACHE_ALIAS": "db"}
+    first = Client().get("/sitemap-counted-1.xml", HTTP_ACCEPT_ENCODING="gzip")
+    second = Client().get("/sitemap-counted-1.xml", HTTP_ACCEPT_ENCODING="gzip")
+    assert first.content == second.content
+    assert counted.renders == 1
+    sitemap_cache.invalidate("counted")
+    Client().get("/sitemap-counted-1.xml")
+    assert counted.renders == 2
