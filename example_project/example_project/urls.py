@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
 from django.urls import include, path
 
 urlpatterns = [
     # /sitemap.xml, its sections and pages (app_name "sitemaps_plus").
     path("", include("django_sitemaps_plus.urls")),
-    path("", include("pages.urls")),
+    # The pages in every language of LANGUAGES: English at /about/, German at
+    # /de/about/, French at /fr/about/ (the sitemap lists them with hreflang).
+    *i18n_patterns(path("", include("pages.urls")), prefix_default_language=False),
     path("blog/", include("blog.urls")),
     path("shop/", include("shop.urls")),
     path("admin/", admin.site.urls),
