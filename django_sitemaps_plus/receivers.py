@@ -2,9 +2,12 @@
 
 Connected once in ``AppConfig.ready()`` (``connect()``), for every model; a
 save of a model no registered section depends on costs one dictionary lookup.
-A section depends on its model and on every model along its
-``lastmod_fields`` paths (``comments__created_at`` → ``Comment``), including
-many-to-many ``through`` tables.
+A section depends on its model, on every model its queryset's filters join,
+and on every model along its ``lastmod_fields`` and ``url_kwargs`` paths
+(``comments__created_at`` → ``Comment``), many-to-many ``through`` tables
+included. A plain ``Section`` or contrib sitemap whose ``items()`` is a
+queryset depends on its model the same way; any section may list more
+models in an ``invalidated_by`` attribute.
 
 Model changes invalidate twice: at once, so later reads in the same
 transaction see the change, and again after the transaction commits
@@ -57,11 +60,51 @@ def _models_on_path(model: type[models.Model], path: str) -> list[type[models.Mo
     return found
 
 
+def _queryset_models(queryset: Any) -> list[type[models.Model]]:
+    """The model of a queryset and of every table its filters join."""
+    if not isinstance(queryset, models.QuerySet):
+        return []
+    from django.apps import apps
+
+    by_table = {m._meta.db_table: m for m in apps.get_models(include_auto_created=True)}
+    found: list[type[models.Model]] = [queryset.model]
+    for join in queryset.query.alias_map.values():
+        model = by_table.get(getattr(join, "table_name", ""))
+        if model is not None:
+            found.append(model)
+    return found
+
+
+def _section_models(section: Any) -> list[type[models.Model]]:
+    """Every model whose change may change ``section``'s files."""
+    from django_sitemaps_plus.sections import ContribSection, ModelSection
+
+    # Any section may name more models itself.
+    found: list[type[models.Model]] = list(getattr(section, "invalidated_by", ()))
+    if isinstance(section, ModelSection):
+        model = section.get_model()
+        found.append(model)
+        found.extend(_queryset_models(section.get_queryset()))
+        paths = [*section.lastmod_fields, *section.url_kwargs.values()]
+        found.extend(m for p in paths if LOOKUP_SEP in p for m in _models_on_path(model, p))
+    else:
+        # A plain section or a contrib sitemap whose items() is a queryset
+        # (GenericSitemap): its model and joins. Anything else needs
+        # ``invalidated_by``, ``invalidate()`` or the maximum age.
+        try:
+            items = section.sitemap.items() if isinstance(section, ContribSection) else None
+            if items is None:
+                items = section.items()
+            found.extend(_queryset_models(items))
+        except Exception:
+            logger.warning("Cannot tell which models %r depends on.", section, exc_info=True)
+    return found
+
+
 def dependencies() -> dict[type[models.Model], set[str]]:
     """Model → names of the registered sections whose files it changes."""
     global _deps_cache
     from django_sitemaps_plus.registry import site
-    from django_sitemaps_plus.sections import ModelSection
 
     sections = list(site)
     stamp = tuple(id(s) for s in sections)
@@ -69,12 +112,8 @@ def dependencies() -> dict[type[models.Model], set[str]]:
         return _deps_cache[1]
     deps: dict[type[models.Model], set[str]] = {}
     for section in sections:
-        if not isinstance(section, ModelSection):
-            continue
         name = section.get_name()
-        model = section.get_model()
-        targets = [model, *(m for p in section.lastmod_fields for m in _models_on_path(model, p))]
-        for target in targets:
+        for target in _section_models(section):
             deps.setdefault(target._meta.concrete_model or target, set()).add(name)
     _deps_cache = (stamp, deps)
     return deps

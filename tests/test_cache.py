@@ -19,7 +19,7 @@ from django.test import Client
 from django.utils import timezone
 from django.utils.http import http_date
 
-from django_sitemaps_plus import Section, register
+from django_sitemaps_plus import ModelSection, Section, register
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.location import SiteContext
 from tests.testapp.models import Article, Comment, Tag
@@ -175,6 +175,29 @@ class TestInvalidation:
             article.tags.add(tag)
         response = fetch("/sitemap-articles-1.xml")[0]
         assert response["Last-Modified"] == http_date(at(6).timestamp())
+
+    def test_dependencies_from_querysets_contrib_and_invalidated_by(self, registry):
+        from django.contrib.sitemaps import GenericSitemap
+
+        from django_sitemaps_plus.receivers import sections_for
+        from tests.testapp.models import Author, Event
+
+        class ByAuthor(ModelSection):
+            name = "by-author"
+            queryset = Article.objects.filter(author__name="x")
+
+        class Manual(Section):
+            name = "manual"
+            invalidated_by = [Event]
+
+        register(Article)(ByAuthor)
+        register(GenericSitemap({"queryset": Tag.objects.all()}), name="tags")
+        register(Manual)
+        assert sections_for(Author) == {"by-author"}
+        assert sections_for(Article) == {"by-author"}
+        assert sections_for(Tag) == {"tags"}
+        assert sections_for(Event) == {"manual"}
+        assert sections_for(Comment) == set()
 
     def test_only_the_affected_section_is_invalidated(
         self, cached, counted, django_assert_num_queries
