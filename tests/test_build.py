@@ -191,6 +191,17 @@ class TestCommand:
             call_command("build_sitemaps", "--storage", "nosuch")
         assert bad_alias.value.returncode == 2
 
+    def test_no_host_is_usage_error_unless_base_url(self, site_with_pages, out, settings):
+        settings.SITEMAPS_PLUS = {}
+        settings.INSTALLED_APPS = [
+            a for a in settings.INSTALLED_APPS if a != "django.contrib.sites"
+        ]
+        with pytest.raises(CommandError) as error:
+            call_command("build_sitemaps", "--dir", str(out))
+        assert error.value.returncode == 2
+        call_command("build_sitemaps", "--dir", str(out), "--base-url", "https://b.example/")
+        assert "https://b.example/sitemap-articles-1.xml" in (out / "sitemap.xml").read_text()
+
     def test_exit_codes_from_the_shell(self, site_with_pages, out):
         """Through call_command's parser: --format xml without --from-urls is usage."""
         with pytest.raises(CommandError) as error:

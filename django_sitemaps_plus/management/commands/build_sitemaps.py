@@ -30,7 +30,7 @@ from django_sitemaps_plus.build import (
     build,
     generate_from_urls,
 )
-from django_sitemaps_plus.location import SiteContext
+from django_sitemaps_plus.location import SiteContext, site_context
 from django_sitemaps_plus.storage import get_build_storage
 
 
@@ -116,7 +116,13 @@ class Command(BaseCommand):
             return
         if options["format"] in ("xml", "txt"):
             raise CommandError("--format xml/txt goes with --from-urls.", returncode=2)
-        site = SiteContext(options["base_url"].rstrip("/")) if options["base_url"] else None
+        if options["base_url"]:
+            site = SiteContext(options["base_url"].rstrip("/"))
+        else:
+            try:
+                site = site_context(None)
+            except ValueError as exc:
+                raise CommandError(f"{exc} Or pass --base-url.", returncode=2) from exc
         quiet = options["quiet"] or options["verbosity"] == 0
         stderr = sys.stderr
         progress = ProgressBar(stderr, enabled=not quiet and stderr.isatty())
