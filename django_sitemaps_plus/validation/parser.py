@@ -71,6 +71,12 @@ _PLAIN_HTTP_URL_RE: Final = re.compile(
     r"(?P<scheme>https?)://(?P<netloc>[A-Za-z0-9.-]+(?::\d{1,5})?)"
     r"(?P<path>[^?#]*)(?:\?(?P<query>[^#]*))?(?:#|$)"
 )
+#: A URL needing none of the character, escape, length or parameter checks:
+#: http(s), a plain host, a path of unreserved and sub-delim characters only
+#: (no %, no ;, no query, no fragment, ASCII).
+_CLEAN_URL_RE: Final = re.compile(
+    r"(https?)://([A-Za-z0-9.-]+(?::\d{1,5})?)(/[A-Za-z0-9\-._~!$&'()*+,=:@/]*)?"
+)
 _SITEMAP_FILE_SUFFIXES: Final = (".xml", ".xml.gz", ".txt", ".txt.gz", ".XML", ".TXT", ".GZ")
 _SITEMAP_FILE_RE: Final = re.compile(r"sitemap[^/]*\.(?:xml|txt)(?:\.gz)?$", re.IGNORECASE)
 
@@ -152,10 +158,69 @@ class LocChecker:
     def check(self, value: str, line: int | None) -> int | None:
         """Report what is wrong with ``value``; return its hash when usable."""
         add = self.report.add
+        length = len(value)
+        clean = _CLEAN_URL_RE.fullmatch(value)
+        if clean is not None and protocol.XSD_MIN_LOC_LENGTH <= length <= (
+            protocol.YANDEX_MAX_LOC_LENGTH
+        ):
+            # Hot path: nothing to escape, no query, a length every rule accepts.
+            scheme, netloc, path = clean.group(1, 2, 3)
+            path = path or ""
+            query = ""
+        else:
+            checked = self._check_unusual(value, length, line)
+            if checked is None:
+                return None
+            scheme, netloc, path, query = checked
+        if scheme == self._last_scheme and netloc == self._last_netloc:
+            origin = self._last_origin  # the common case: the previous URL's origin
+        else:
+            origin = (scheme.lower(), netloc.lower())
+            self._last_scheme, self._last_netloc, self._last_origin = scheme, netloc, origin
+        if self.file_origin is not None:
+            if origin != self.file_origin:
+                add(
+                    "SM310",
+                    f"{origin[0]}://{origin[1]} is not the sitemap's "
+                    f"{self.file_origin[0]}://{self.file_origin[1]}",
+                    line=line,
+                    url=value,
+                )
+            elif not (path or "/").startswith(self.file_directory):
+                add("SM312", f"not at or below {self.file_directory}", line=line, url=value)
+        elif self.first_origin is None:
+            self.first_origin = origin
+        elif origin != self.first_origin:
+            add(
+                "SM311",
+                f"{origin[0]}://{origin[1]} differs from the file's first "
+                f"{self.first_origin[0]}://{self.first_origin[1]}",
+                line=line,
+                url=value,
+            )
+        key = hash(value)
+        if key in self.seen:
+            add("SM313", "listed more than once in this file", line=line, url=value)
+        else:
+            self.seen[key] = None
+        if query or ";" in path:
+            self._check_parameters(query, path, line, value)
+        if (
+            self.kind == "urlset"
+            and path.endswith(_SITEMAP_FILE_SUFFIXES)
+            and _SITEMAP_FILE_RE.search(path)
+        ):
+            add("SM317", "looks like a sitemap file listed as a page", line=line, url=value)
+        return key
+
+    def _check_unusual(
+        self, value: str, length: int, line: int | None
+    ) -> tuple[str, str, str, str] | None:
+        """The checks a plain short ASCII URL without query can skip; None when unusable."""
+        add = self.report.add
         if not value:
             add("SM301", "empty address", line=line)
             return None
-        length = len(value)
         if length > protocol.MAX_LOC_LENGTH:
             add(
                 "SM305",
@@ -203,46 +268,7 @@ class LocChecker:
             )
         if not value.isascii():
             add("SM304", "non-ASCII characters (an IRI)", line=line, url=value)
-        if scheme == self._last_scheme and netloc == self._last_netloc:
-            origin = self._last_origin  # the common case: the previous URL's origin
-        else:
-            origin = (scheme.lower(), netloc.lower())
-            self._last_scheme, self._last_netloc, self._last_origin = scheme, netloc, origin
-        if self.file_origin is not None:
-            if origin != self.file_origin:
-                add(
-                    "SM310",
-                    f"{origin[0]}://{origin[1]} is not the sitemap's "
-                    f"{self.file_origin[0]}://{self.file_origin[1]}",
-                    line=line,
-                    url=value,
-                )
-            elif not (path or "/").startswith(self.file_directory):
-                add("SM312", f"not at or below {self.file_directory}", line=line, url=value)
-        elif self.first_origin is None:
-            self.first_origin = origin
-        elif origin != self.first_origin:
-            add(
-                "SM311",
-                f"{origin[0]}://{origin[1]} differs from the file's first "
-                f"{self.first_origin[0]}://{self.first_origin[1]}",
-                line=line,
-                url=value,
-            )
-        key = hash(value)
-        if key in self.seen:
-            add("SM313", "listed more than once in this file", line=line, url=value)
-        else:
-            self.seen[key] = None
-        if query or ";" in path:
-            self._check_parameters(query, path, line, value)
-        if (
-            self.kind == "urlset"
-            and path.endswith(_SITEMAP_FILE_SUFFIXES)
-            and _SITEMAP_FILE_RE.search(path)
-        ):
-            add("SM317", "looks like a sitemap file listed as a page", line=line, url=value)
-        return key
+        return scheme, netloc, path, query
 
     def _check_parameters(self, query: str, path: str, line: int | None, value: str) -> None:
         names = {name.lower() for name, _ in parse_qsl(query, keep_blank_values=True)}
@@ -596,10 +622,6 @@ class XmlChecker:
 
     def _check_entry(self, entry: Any) -> None:
         report = self.report
-        tags = self._tags
-        is_url = self._kind == "urlset"
-        loc_el = _child(entry, tags["loc"])
-        loc = _strip(loc_el.text, report, "loc", loc_el) if loc_el is not None else ""
         text = entry.text
         if text is not None and not text.isspace():
             report.add(
@@ -611,12 +633,16 @@ class XmlChecker:
         own_prefix = self._prefix
         valid_urls = self._valid_urls
         valid_hreflangs = self._valid_hreflangs
-        valid_priorities = self._valid_priorities
         seen_order = 0
         seen_mask = 0
         repeated: set[str] | None = None
         images = 0
         alternates: list[str] | None = None
+        # The protocol's four children are checked after the loop, when the
+        # entry's loc (the URL every finding names) is known whatever the order.
+        loc_el = lastmod_el = changefreq_el = priority_el = None
+        # Extensions are checked in the loop; their findings need the loc now.
+        extensions: list[tuple[int, Any]] | None = None
         for child in entry:
             tag = child.tag
             position = positions.get(tag)
@@ -624,12 +650,9 @@ class XmlChecker:
                 if tag.__class__ is not str:
                     continue  # an entity reference or other non-element node
                 if tag[0] != "{" or tag.startswith(own_prefix):
-                    report.add(
-                        "SM205",
-                        f"<{etree.QName(child).localname}> inside <{etree.QName(entry).localname}>",
-                        line=child.sourceline,
-                        url=loc or None,
-                    )
+                    if extensions is None:
+                        extensions = []
+                    extensions.append((0, child))  # reported below as SM205
                     continue
                 position = _EXTENSION  # another namespace: allowed after the protocol's four
             elif position >= _EXTENSION:
@@ -647,30 +670,58 @@ class XmlChecker:
                         else:
                             alternates.append(href)
                     else:
-                        alternates = self._check_link(child, loc, alternates)
-                elif position == _IMAGE:
-                    images += 1
-                    self._check_image(child, loc)
-                elif position == _NEWS:
-                    self._check_news(child, loc)
-                elif position == _VIDEO:
-                    self._check_video(child, loc)
+                        if extensions is None:
+                            extensions = []
+                        extensions.append((position, child))
+                else:
+                    if position == _IMAGE:
+                        images += 1
+                    if extensions is None:
+                        extensions = []
+                    extensions.append((position, child))
                 position = _EXTENSION
             else:
                 bit = 1 << position
                 if seen_mask & bit:
                     repeated = (repeated or set()) | {tag}
-                seen_mask |= bit
-                if position == _LASTMOD:
-                    self._check_lastmod(child, loc)
-                elif position == _CHANGEFREQ and child.text not in protocol.CHANGEFREQ_VALUES:
-                    self._check_changefreq(child, loc)
-                elif position == _PRIORITY and child.text not in valid_priorities:
-                    self._check_priority(child, loc)
+                else:
+                    seen_mask |= bit
+                    if position == _LOC_POSITION:
+                        loc_el = child
+                    elif position == _LASTMOD:
+                        lastmod_el = child
+                    elif position == _CHANGEFREQ:
+                        changefreq_el = child
+                    else:
+                        priority_el = child
             if position < seen_order:
                 self._order.note("order", child.sourceline)
             else:
                 seen_order = position
+        loc = _strip(loc_el.text, report, "loc", loc_el) if loc_el is not None else ""
+        if lastmod_el is not None:
+            self._check_lastmod(lastmod_el, loc)
+        if changefreq_el is not None and changefreq_el.text not in protocol.CHANGEFREQ_VALUES:
+            self._check_changefreq(changefreq_el, loc)
+        if priority_el is not None and priority_el.text not in self._valid_priorities:
+            self._check_priority(priority_el, loc)
+        if extensions is not None:
+            for kind, child in extensions:
+                if kind == _LINK:
+                    alternates = self._check_link(child, loc, alternates)
+                elif kind == _IMAGE:
+                    self._check_image(child, loc)
+                elif kind == _NEWS:
+                    self._check_news(child, loc)
+                elif kind == _VIDEO:
+                    self._check_video(child, loc)
+                else:
+                    report.add(
+                        "SM205",
+                        f"<{etree.QName(child).localname}> inside <{etree.QName(entry).localname}>",
+                        line=child.sourceline,
+                        url=loc or None,
+                    )
         if repeated:
             for tag in sorted(repeated):
                 report.add(
@@ -683,7 +734,7 @@ class XmlChecker:
             report.add("SM207", "no <loc>", line=entry.sourceline)
             return
         key = self._locs.check(loc, loc_el.sourceline)
-        if not is_url:
+        if self._kind != "urlset":
             if key is not None:
                 self.context.children.append((loc, loc_el.sourceline))
             return
