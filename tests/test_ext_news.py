@@ -185,6 +185,17 @@ class NewsTests(TestCase):
             "sitemaps_plus.E125",
         } <= ids
 
+    def test_news_listed_as_an_extension(self) -> None:
+        from django_sitemaps_plus import Section
+        from django_sitemaps_plus.extensions import News
+
+        class Wrong(Section):
+            name = "wrong"
+            extensions = [News()]
+
+        site.register(Wrong)
+        assert "sitemaps_plus.E121" in {m.id for m in check_sections()}
+
     def test_clean_checks(self) -> None:
         assert [m for m in check_sections() if isinstance(m, Error)] == []
 

@@ -145,3 +145,63 @@ def test_official_schemas_accept_what_ours_accept() -> None:
         root = etree.fromstring(sample)
         assert our_schema().validate(root), our_schema().error_log
         assert schema.validate(root), schema.error_log
+
+
+@override_settings(
+    ROOT_URLCONF="tests.i18napp.urls",
+    LANGUAGES=[("en", "English"), ("de", "Deutsch"), ("fr", "Français")],
+    LANGUAGE_CODE="en",
+    MEDIA_URL="/media/",
+)
+class OwnValidatorTests(TestCase):
+    """The project's validator finds nothing wrong with what the extensions write."""
+
+    def setUp(self) -> None:
+        self._saved = dict(site._registry)
+        site._registry.clear()
+
+    def tearDown(self) -> None:
+        site._registry.clear()
+        site._registry.update(self._saved)
+
+    def test_site_with_every_extension(self) -> None:
+        import datetime as dt
+
+        from django.utils import timezone
+
+        from django_sitemaps_plus.extensions import NewsSection
+        from django_sitemaps_plus.validation.engine import validate_site
+        from tests.i18napp.models import NewsItem, Photo
+
+        alps = Gallery.objects.create(slug="alps", cover="covers/alps.jpg")
+        Photo.objects.create(gallery=alps, file="photos/1.jpg")
+        Gallery.objects.create(slug="empty")
+        NewsItem.objects.create(
+            slug="today", title="Today", published_at=timezone.now() - dt.timedelta(hours=1)
+        )
+
+        class News(NewsSection):
+            model = NewsItem
+            publication_name = "The Daily"
+            landing_location = "news-index"
+
+        site.register(Everything)
+        site.register(News)
+        report = validate_site(include_text=False)
+        assert len(report.files) == 3  # the index and two files
+        assert not report.fails("warning"), [str(f) for f in report.findings_at("warning")]
+
+    def test_empty_news_file_is_valid(self) -> None:
+        from django_sitemaps_plus.extensions import NewsSection
+        from django_sitemaps_plus.validation.engine import validate_site
+        from tests.i18napp.models import NewsItem
+
+        class News(NewsSection):
+            model = NewsItem
+            publication_name = "The Daily"
+            landing_location = "news-index"
+
+        site.register(News)
+        report = validate_site(include_text=False)
+        assert len(report.files) == 2
+        assert not report.fails("warning"), [str(f) for f in report.findings_at("warning")]

@@ -224,6 +224,22 @@ class VideoTests(TestCase):
         assert [m for m in check_sections() if isinstance(m, Error)] == []
         assert "sitemaps_plus.W131" in {m.id for m in check_sections()}  # description
 
+    def test_max_per_url_check(self) -> None:
+        site.register(OneVideo, extensions=[Video(method="videos", max_per_url=0)])
+        assert "sitemaps_plus.E133" in {m.id for m in check_sections()}
+
+    def test_more_videos_than_max_per_url_logged(self) -> None:
+        class Two(OneVideo):
+            name = "two"
+
+            def videos(self, item: Any) -> list[VideoInfo]:
+                return [FULL, FULL]
+
+        site.register(Two)
+        with self.assertLogs("django_sitemaps_plus", logging.WARNING):
+            _, body = fetch("/sitemap-two-1.xml")
+        assert body.count(b"<video:video>") == 1
+
     def test_fields_or_method(self) -> None:
         with pytest.raises(TypeError):
             Video()

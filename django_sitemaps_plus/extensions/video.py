@@ -203,6 +203,14 @@ class Video(Extension):
         label = f"Sitemap section {section.get_name()!r}"
         errors: list[CheckMessage] = []
         model = getattr(section, "model", None)
+        if not 1 <= self.max_per_url <= 1_000:
+            errors.append(
+                Error(
+                    f"{label}: Video(max_per_url={self.max_per_url!r}) must be 1 to 1,000.",
+                    obj=section,
+                    id="sitemaps_plus.E133",
+                )
+            )
         if self.method is not None:
             if not (hasattr(section, self.method) or hasattr(model, self.method)):
                 errors.append(
@@ -215,14 +223,15 @@ class Video(Extension):
                 )
             return errors
         if model is None:
-            return [
+            errors.append(
                 Error(
                     f"{label}: Video(fields=...) needs a ModelSection; use method=... on "
                     "other sections.",
                     obj=section,
                     id="sitemaps_plus.E131",
                 )
-            ]
+            )
+            return errors
         unknown = sorted(set(self.fields) - _INFO_FIELDS)
         if unknown:
             errors.append(
@@ -272,14 +281,6 @@ class Video(Extension):
                         id="sitemaps_plus.W131",
                     )
                 )
-        if not 1 <= self.max_per_url <= 1_000:
-            errors.append(
-                Error(
-                    f"{label}: Video(max_per_url={self.max_per_url!r}) must be 1 to 1,000.",
-                    obj=section,
-                    id="sitemaps_plus.E133",
-                )
-            )
         return errors
 
 

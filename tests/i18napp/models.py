@@ -8,7 +8,7 @@ from django.urls import reverse
 from parler.models import TranslatableModel, TranslatedFields
 
 
-class Story(TranslatableModel):
+class Story(TranslatableModel):  # type: ignore[misc]  # parler ships no types
     """Translated with django-parler: exists in the languages it has rows for."""
 
     translations = TranslatedFields(
