@@ -369,6 +369,30 @@ class TestCleanFiles:
         assert rule_ids(data) == set()
 
 
+class TestLastmodValues:
+    @pytest.mark.parametrize(
+        ("value", "expected"),
+        [
+            ("2023-02-30", {"SM401"}),  # the pattern allows it, the calendar does not
+            ("2024-02-29T23:59:59.5+14:00", set()),
+            ("2026-01-16", set()),  # tomorrow in UTC, today in UTC+14: not flagged
+            ("2026-01-17", {"SM403"}),
+            ("2026-01-15T12:30:00Z", {"SM403"}),
+            ("2026-01-15T12:05:00Z", set()),  # within the clock-skew tolerance
+            ("2024", {"SM402"}),
+            ("2024-01-01T10:00+01:00", {"SM402"}),
+            ("2024-01-01T10:00:00", {"SM401"}),  # a time needs a zone
+        ],
+    )
+    def test_values(self, value, expected):
+        assert rule_ids(urlset(url(f"<lastmod>{value}</lastmod>"))) == expected
+
+    def test_each_distinct_value_is_reported_on_every_entry(self):
+        body = "".join(url("<lastmod>2023-02-30</lastmod>", loc=f"{SITE}/{i}") for i in range(3))
+        report = validate(urlset(body), now=NOW)
+        assert [f.rule.id for f in report.findings].count("SM401") == 3
+
+
 class TestPositions:
     def test_syntax_error_has_line_and_column_and_what_was_expected(self):
         report = validate(b'<?xml version="1.0" encoding="UTF-8"?>\n<urlset>\n<url>\n</urlset>')

@@ -406,7 +406,8 @@ class XmlChecker:
         #: Priority values seen valid (few distinct ones per file).
         self._valid_priorities: set[str] = set()
         self._valid_hreflangs: set[str] = set()
-        self._yesterday = (self.now - dt.timedelta(days=1)).date().isoformat()
+        #: lastmod value → the problems it has (an empty tuple: none).
+        self._lastmod_verdicts: dict[str, tuple[tuple[str, str], ...]] = {}
 
     # Prolog ----------------------------------------------------------------------
 
@@ -757,27 +758,35 @@ class XmlChecker:
             self._lastmod_first = value
         elif value != self._lastmod_first:
             self._lastmod_same = False
+        # Dates recur across entries: each distinct value is judged once.
+        problems = self._lastmod_verdicts.get(value)
+        if problems is None:
+            problems = self._judge_lastmod(value)
+            if len(self._lastmod_verdicts) < 4_096:
+                self._lastmod_verdicts[value] = problems
+        for rule, message in problems:
+            self._lastmod_problem(rule, message, element, loc)
+
+    def _judge_lastmod(self, value: str) -> tuple[tuple[str, str], ...]:
         match = protocol.W3C_DATETIME_RE.fullmatch(value)
         if match is None:
-            self._lastmod_problem("SM401", f"{value!r} is not W3C Datetime", element, loc)
-            return
+            return (("SM401", f"{value!r} is not W3C Datetime"),)
+        problems: list[tuple[str, str]] = []
         day, hour, second = match.group("day", "hour", "second")
         if day is None or (hour is not None and second is None):
-            self._lastmod_problem(
-                "SM402",
-                f"{value!r} is W3C Datetime, but the official XSD "
-                "(xsd:date | xsd:dateTime) rejects it",
-                element,
-                loc,
+            problems.append(
+                (
+                    "SM402",
+                    f"{value!r} is W3C Datetime, but the official XSD "
+                    "(xsd:date | xsd:dateTime) rejects it",
+                )
             )
-        # Fast path: a date before yesterday (UTC) cannot be in the future in any zone.
-        if value[:10] < self._yesterday:
-            return
         valid, instant, _ = _w3c_problem(value)
         if not valid:
-            self._lastmod_problem("SM401", f"{value!r} is not a calendar date", element, loc)
+            problems.append(("SM401", f"{value!r} is not a calendar date"))
         elif instant is not None and instant > self.now + FUTURE_TOLERANCE:
-            self._lastmod_problem("SM403", f"{value!r} is in the future", element, loc)
+            problems.append(("SM403", f"{value!r} is in the future"))
+        return tuple(problems)
 
     def _lastmod_problem(self, rule: str, message: str, element: Any, loc: str) -> None:
         self.report.add(rule, message, line=element.sourceline, url=loc or None)
