@@ -73,7 +73,7 @@ class Migration(migrations.Migration):
                         auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
                     ),
                 ),
-                ("slug", models.SlugField(max_length=2000)),
+                ("slug", models.CharField(max_length=2000)),
                 ("updated_at", models.DateTimeField(blank=True, null=True)),
             ],
         ),
