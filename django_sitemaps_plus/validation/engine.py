@@ -184,7 +184,9 @@ def validate(
     """Validate a sitemap, a sitemap index (and what it lists) or a text sitemap.
 
     ``target`` is the content (``bytes``), an open binary file (stdin), a path,
-    or an http(s) URL. ``base_url`` is the URL a local file or bytes are
+    or an http(s) URL. An index is followed for a path (to the files beside
+    it, given ``base_url``) and for a URL; content given directly is checked
+    alone, so a test never reaches the network by accident. ``base_url`` is the URL a local file or bytes are
     published at: it enables the host and directory rules, and lets an index
     on disk be followed to the files beside it. ``ignore`` drops rule ids,
     ``max_findings`` bounds the findings kept per file (all are counted).
@@ -196,8 +198,7 @@ def validate(
     run = _Run(follow=follow, ignore=ignore, max_findings=max_findings, fetcher=fetcher, now=now)
     if isinstance(target, bytes):
         file = run.new_file(base_url or "<bytes>")
-        children = run.check(iter((target,)), file, base_url)
-        run.follow_children(file, children, base_url, depth=1, local_directory=None)
+        run.check(iter((target,)), file, base_url)
     elif isinstance(target, (str, os.PathLike)):
         name = os.fspath(target)
         if _is_url(name):
@@ -209,8 +210,7 @@ def validate(
             run.validate_path(Path(name), published_at=base_url, depth=1)
     else:
         file = run.new_file(base_url or str(getattr(target, "name", None) or "<stream>"))
-        children = run.check(_read_chunks(target), file, base_url)
-        run.follow_children(file, children, base_url, depth=1, local_directory=None)
+        run.check(_read_chunks(target), file, base_url)
     return run.report
 
 
