@@ -186,9 +186,9 @@ def validate(
     ``target`` is the content (``bytes``), an open binary file (stdin), a path,
     or an http(s) URL. An index is followed for a path (to the files beside
     it, given ``base_url``) and for a URL; content given directly is checked
-    alone, so a test never reaches the network by accident. ``base_url`` is the URL a local file or bytes are
-    published at: it enables the host and directory rules, and lets an index
-    on disk be followed to the files beside it. ``ignore`` drops rule ids,
+    alone, so a test never reaches the network by accident. ``base_url`` is
+    the URL a local file or bytes are published at: it enables the host and
+    directory rules. ``ignore`` drops rule ids,
     ``max_findings`` bounds the findings kept per file (all are counted).
     ``fetcher`` replaces urllib (e.g. ``DjangoClientFetcher``); ``now`` pins
     the clock for the future-lastmod and news-window rules.
