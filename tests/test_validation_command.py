@@ -79,6 +79,9 @@ class TestExitCodes:
         assert run(str(clean), "--max-findings", "0")[0] == 2
         code, _, err = run(str(clean), "--ignore", "SM999")
         assert (code, "SM999" in err) == (2, True)
+        code, _, err = run(str(clean), "--base-url", "example.com/sitemap.xml")
+        assert (code, "--base-url" in err) == (2, True)
+        assert run("--base-url", f"{SITE}/sitemap.xml")[0] == 2  # applies to a TARGET only
 
     def test_unreadable_target_exits_2(self, tmp_path):
         code, _, err = run(str(tmp_path / "missing.xml"))

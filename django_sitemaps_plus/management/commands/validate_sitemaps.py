@@ -13,6 +13,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import NoReverseMatch
 
+from django_sitemaps_plus import protocol
 from django_sitemaps_plus.validation import RULES, UnreadableTarget, validate, validate_site
 from django_sitemaps_plus.validation.report import (
     DEFAULT_MAX_FINDINGS,
@@ -86,6 +87,12 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        base_url = options["base_url"]
+        if base_url is not None and protocol.loc_problem(base_url) is not None:
+            raise CommandError(
+                f"--base-url must be an absolute http(s) URL, got {base_url!r}",
+                returncode=USAGE_ERROR,
+            )
         ignore = [rule_id.upper() for rule_id in options["ignore"]]
         unknown = sorted(set(ignore) - RULES.keys())
         if unknown:
@@ -98,7 +105,7 @@ class Command(BaseCommand):
         reports: list[Report] = []
         try:
             if not options["targets"]:
-                if options["base_url"]:
+                if base_url:
                     raise CommandError("--base-url applies to a TARGET", returncode=USAGE_ERROR)
                 try:
                     reports.append(validate_site(**settings))
@@ -110,7 +117,7 @@ class Command(BaseCommand):
                     ) from exc
             for target in options["targets"]:
                 source = sys.stdin.buffer if target == "-" else target
-                reports.append(validate(source, base_url=options["base_url"], **settings))
+                reports.append(validate(source, base_url=base_url, **settings))
         except UnreadableTarget as exc:
             raise CommandError(str(exc), returncode=USAGE_ERROR) from exc
 
