@@ -7,6 +7,7 @@ Exit status: 0 when no finding reaches ``--fail-level``, 1 when one does,
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import Any
 
@@ -27,8 +28,6 @@ USAGE_ERROR = 2
 
 
 def _positive_int(value: str) -> int:
-    import argparse
-
     try:
         number = int(value)
     except ValueError:
