@@ -35,10 +35,15 @@ INSTALLED_APPS = [
     "django.contrib.sitemaps",
     "django_sitemaps_plus",
     "tests.testapp",
-    # Extension tests: hreflang with a real django-parler model, images, news, video.
+    # Extension tests: hreflang with real django-parler and django-modeltranslation
+    # models, images, news, video.
+    "modeltranslation",
     "parler",
     "tests.i18napp",
 ]
+# The languages of the extension tests (django-modeltranslation adds one column
+# per language to its translated fields).
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("fr", "Français")]
 SITE_ID = 1
 ROOT_URLCONF = "tests.urls"
 MIDDLEWARE: list[str] = []

@@ -15,7 +15,7 @@ from django_sitemaps_plus.checks import check_sections
 from django_sitemaps_plus.extensions import Hreflang
 from django_sitemaps_plus.extensions.hreflang import hreflang_code
 from django_sitemaps_plus.registry import site
-from tests.i18napp.models import Place, Story
+from tests.i18napp.models import Guide, Place, Story
 from tests.i18napp.xmlcheck import assert_valid, entries, urlset
 from tests.utils import fetch, locs
 
@@ -246,6 +246,54 @@ class ParlerTests(Registered):
         site.register(OnlyGerman)
         _, body = fetch("/sitemap-german-1.xml")
         assert locs(body) == ["https://example.com/de/stories/fr%C3%BChling/"]
+
+
+class GuideSection(ModelSection):
+    model = Guide
+    name = "guides"
+    extensions = [Hreflang()]
+
+
+@override_settings(**I18N)
+class ModeltranslationTests(Registered):
+    """django-modeltranslation: a guide exists where its title column is filled."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        Guide.objects.create(
+            title_en="Berlin", slug_en="berlin", title_de="Berlin", slug_de="berlin-de"
+        )
+        Guide.objects.create(title_fr="Paris", slug_fr="paris")
+        site.register(GuideSection)
+
+    def test_versions_follow_filled_columns(self) -> None:
+        with self.assertNumQueries(2):  # page lastmod, rows: columns read from instances
+            _, body = fetch("/sitemap-guides-1.xml")
+        found = entries(assert_valid(body))
+        assert [loc for loc, _ in found] == [
+            "https://example.com/en/guides/berlin/",
+            "https://example.com/de/guides/berlin-de/",
+            "https://example.com/fr/guides/paris/",
+        ]
+        assert found[1][1] == {
+            "en": "https://example.com/en/guides/berlin/",
+            "de": "https://example.com/de/guides/berlin-de/",
+            "x-default": "https://example.com/en/guides/berlin/",
+        }
+        assert found[2][1] == {"fr": "https://example.com/fr/guides/paris/"}
+        self.assert_reciprocal(found)
+
+    def test_fast_path_reads_columns_in_one_query(self) -> None:
+        site._registry.clear()
+        site.register(GuideSection, url_name="place", url_kwargs={"slug": "id"})
+        with self.assertNumQueries(3):  # page lastmod, rows, the language columns
+            _, body = fetch("/sitemap-guides-1.xml")
+        assert len(locs(body)) == 3
+
+    def test_translated_kwarg_on_the_fast_path_warns(self) -> None:
+        site._registry.clear()
+        site.register(GuideSection, url_name="guide", url_kwargs={"slug": "slug"})
+        assert "sitemaps_plus.W102" in [m.id for m in check_sections()]
 
 
 @pytest.mark.slow

@@ -149,6 +149,10 @@ class Hreflang(Extension):
             model = getattr(section, "model", None)
             if model is not None and _is_parler_model(model):
                 available = _parler_languages(section, model, items)
+            elif model is not None and _modeltranslation_field(model) is not None:
+                available = _modeltranslation_languages(
+                    section, model, items, [lang for lang, _ in plan[0]]
+                )
             else:
                 available = [None] * len(items)
         return [(languages, plan) for languages in available]
@@ -278,6 +282,22 @@ class Hreflang(Extension):
                         id="sitemaps_plus.E103",
                     )
                 )
+        model = getattr(section, "model", None)
+        translated = _modeltranslation_fields(model) if model is not None else set()
+        for kwarg, field in (getattr(section, "url_kwargs", None) or {}).items():
+            if getattr(section, "url_name", None) and field in translated:
+                errors.append(
+                    Warning(
+                        f"{label}: url_kwargs[{kwarg!r}] = {field!r} is translated by "
+                        "django-modeltranslation; on the url_name fast path every language "
+                        "would get the active language's value.",
+                        hint="Leave url_name unset (locations then come from "
+                        "get_absolute_url() per language), or map a column that is the "
+                        "same in every language.",
+                        obj=section,
+                        id="sitemaps_plus.W102",
+                    )
+                )
         if not settings.USE_I18N:
             errors.append(
                 Warning(
@@ -300,6 +320,59 @@ def _is_parler_model(model: type[models.Model]) -> bool:
     from parler.models import TranslatableModelMixin
 
     return issubclass(model, TranslatableModelMixin)
+
+
+def _modeltranslation_fields(model: type[models.Model]) -> set[str]:
+    if not apps.is_installed("modeltranslation"):
+        return set()
+    from modeltranslation.translator import NotRegistered, translator
+
+    try:
+        return set(translator.get_options_for_model(model).get_field_names())
+    except NotRegistered:
+        return set()
+
+
+def _modeltranslation_field(model: type[models.Model]) -> str | None:
+    """The first field django-modeltranslation translates for ``model``, if any."""
+    if not apps.is_installed("modeltranslation"):
+        return None
+    from modeltranslation.translator import NotRegistered, translator
+
+    try:
+        options = translator.get_options_for_model(model)
+    except NotRegistered:
+        return None
+    names = list(options.get_field_names())
+    return names[0] if names else None
+
+
+def _modeltranslation_languages(
+    section: Section, model: type[models.Model], items: Sequence[Any], languages: list[str]
+) -> list[frozenset[str] | None]:
+    """Languages whose column of the first translated field is filled
+    (``title_de`` for German): read from instances, or one query per batch."""
+    from modeltranslation.utils import build_localized_fieldname
+
+    field = _modeltranslation_field(model)
+    assert field is not None
+    columns = [build_localized_fieldname(field, language) for language in languages]
+    if items and isinstance(items[0], models.Model):
+        rows = [[getattr(item, column, None) for column in columns] for item in items]
+    else:
+        found = {
+            key: values
+            for key, *values in model._base_manager.filter(
+                pk__in=[section.item_pk(i) for i in items]
+            )
+            .order_by()
+            .values_list("pk", *columns)
+        }
+        rows = [found.get(section.item_pk(item), []) for item in items]
+    return [
+        frozenset(lang for lang, value in zip(languages, row) if value not in (None, ""))
+        for row in rows
+    ]
 
 
 def _parler_languages(

@@ -72,3 +72,14 @@ class Clip(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("clip", kwargs={"slug": self.slug})
+
+
+class Guide(models.Model):  # type: ignore[django-manager-missing]  # modeltranslation
+    """Translated with django-modeltranslation (tests/i18napp/translation.py):
+    exists in the languages whose title column is filled."""
+
+    title = models.CharField(max_length=200, blank=True)
+    slug = models.SlugField(max_length=200, allow_unicode=True, blank=True)
+
+    def get_absolute_url(self) -> str:
+        return reverse("guide", kwargs={"slug": self.slug})

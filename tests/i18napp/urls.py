@@ -23,5 +23,6 @@ urlpatterns = [
         path("about/", page, name="about"),
         path("stories/<str:slug>/", page, name="story"),
         path("places/<slug:slug>/", page, name="place"),
+        path("guides/<str:slug>/", page, name="guide"),
     ),
 ]
