@@ -11,7 +11,8 @@ section's location computed with that language active, which is what
 ``i18n_patterns`` needs (on ``ModelSection``'s fast path the URL pattern is
 reversed once per language). Objects that exist in some languages only say so
 through the section's ``item_languages(item)`` hook; models translated with
-django-parler are recognised without one (one query per batch of rows).
+django-parler or django-modeltranslation are recognised without one (at most
+one query per batch of rows).
 
 Versions may live on other hosts (``hosts={"de": "https://example.de"}``): every
 version is linked, but a file only lists ``<loc>`` entries on its own scheme
@@ -137,7 +138,9 @@ class Hreflang(Extension):
         """The languages each item exists in (None: all), one query per batch at most.
 
         The section's ``item_languages(item)`` hook wins when defined; a
-        django-parler model's languages are those of its translation rows.
+        django-parler model's languages are those of its translation rows, a
+        django-modeltranslation model's those whose column of its first
+        translated field is filled.
         """
         plan = self._plan()
         hook: Callable[[Any], Iterable[str] | None] | None = getattr(
