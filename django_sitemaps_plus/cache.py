@@ -62,6 +62,9 @@ KEY_PREFIX = "sitemaps_plus"
 ALL = "*"
 #: Largest cached chunk: below Memcached's default 1 MB item size.
 CHUNK_BYTES = 512 * 1024
+#: Seconds a file's metadata is kept at least (it remembers when unchanged
+#: content was first seen, for Last-Modified).
+META_TIMEOUT = 7 * 24 * 3600
 #: gzip level: 6 is zlib's default, within a few percent of 9 at half the time.
 GZIP_LEVEL = 6
 _POLL_SECONDS = (0.02, 0.05, 0.1, 0.2)
@@ -138,33 +141,49 @@ def invalidate(section: str | Section | Iterable[str | Section] | None = None) -
     sitemaps_invalidated.send(sender=None, sections=None if names == [ALL] else names)
 
 
-def _versions(cache: BaseCache, names: Sequence[str]) -> list[str]:
-    """The current token of each name, creating missing ones (one round trip when warm)."""
-    keys = [_version_key(name) for name in names]
-    found: dict[str, Any] = cache.get_many(keys)
-    missing = [key for key in keys if key not in found]
-    for key in missing:
-        token = _new_token()
-        # add(): two processes creating the same token agree on the winner's.
-        if not cache.add(key, token, timeout=None):
-            token = cache.get(key) or token
-        found[key] = token
-    return [str(found[key]) for key in keys]
+def _versions(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> list[str]:
+    """The current token of each name (from ``found``), creating missing ones."""
+    tokens = []
+    for name in names:
+        key = _version_key(name)
+        token = found.get(key)
+        if token is None:
+            token = _new_token()
+            # add(): two processes creating the same token agree on the winner's.
+            if not cache.add(key, token, timeout=None):
+                token = cache.get(key) or token
+        tokens.append(str(token))
+    return tokens
 
 
-def _file_key(site: SiteContext, request: HttpRequest, source: Source) -> tuple[str, str]:
-    """(key of this file's current version, key of the file across versions)."""
+@dataclass
+class Lookup:
+    """Where one file's current version lives in the cache, and what was found."""
+
+    meta_key: str  # the file's metadata, across versions
+    body_key: str  # prefix of this version's chunks and lock
+    stamp: str  # the version tokens of the file's sections, hashed
+    entry: Entry | None  # the metadata, when it is of this version
+    previous: Entry | None  # the metadata of an older version
+
+
+def _lookup(cache: BaseCache, site: SiteContext, request: HttpRequest, source: Source) -> Lookup:
+    """Version tokens and the file's metadata, in one round trip when warm."""
     # Scheme and host are part of the key: a request for another Host never
     # reads (or poisons) this site's files.
     where = f"{site.cache_key}\n{request.path}\n{source.content_type}\n" + "\n".join(
         source.extra_key
     )
-    names = [ALL, *sorted(s.get_name() for s in source.sections)]
-    versions = _versions(get_cache(), names)
-    stamp = "\n".join(f"{n}={v}" for n, v in zip(names, versions))
     file_id = hashlib.sha256(where.encode()).hexdigest()[:32]
-    version_id = hashlib.sha256(f"{where}\n{stamp}".encode()).hexdigest()[:32]
-    return f"{KEY_PREFIX}:f:{version_id}", f"{KEY_PREFIX}:h:{file_id}"
+    meta_key = f"{KEY_PREFIX}:f:{file_id}"
+    names = [ALL, *sorted(s.get_name() for s in source.sections)]
+    found: dict[str, Any] = cache.get_many([*(_version_key(n) for n in names), meta_key])
+    versions = _versions(cache, names, found)
+    stamp_text = "\n".join(f"{n}={v}" for n, v in zip(names, versions))
+    stamp = hashlib.sha256(stamp_text.encode()).hexdigest()[:32]
+    entry = Entry.from_cache(found.get(meta_key))
+    current = entry if entry is not None and entry.is_current(stamp) else None
+    return Lookup(meta_key, f"{KEY_PREFIX}:b:{file_id}:{stamp}", stamp, current, entry)
 
 
 # Rendering into the cache ------------------------------------------------------
@@ -180,9 +199,14 @@ class Entry:
     gzip_size: int
     chunks: int
     fingerprint: str | None = None
+    stamp: str = ""
+    #: Seconds since the epoch after which the entry is stale (None: never).
+    expires: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "stamp": self.stamp,
+            "expires": self.expires,
             "etag": self.etag,
             "last_modified": self.last_modified,
             "size": self.size,
@@ -190,6 +214,10 @@ class Entry:
             "chunks": self.chunks,
             "fingerprint": self.fingerprint,
         }
+
+    def is_current(self, stamp: str) -> bool:
+        """Of this version of the sections, and not past its maximum age."""
+        return self.stamp == stamp and (self.expires is None or self.expires > time.time())
 
     @classmethod
     def from_cache(cls, value: Any) -> Entry | None:
@@ -236,45 +264,43 @@ def _timeout(expires_at: dt.datetime | None) -> int | None:
 
 
 def _render_and_store(
-    cache: BaseCache,
-    key: str,
-    history_key: str,
-    prepared: Prepared,
-    fingerprint: str | None,
+    cache: BaseCache, where: Lookup, prepared: Prepared, fingerprint: str | None
 ) -> tuple[Entry, bytes]:
     data, digest, size = compress(prepared.body())
     etag = digest[:32]
     last_modified = timestamp(prepared.lastmod)
     if last_modified is None:
-        # No lastmod: Last-Modified is when this exact content was first seen.
-        try:
-            seen = cache.get(history_key)
-            if isinstance(seen, (list, tuple)) and seen and seen[0] == etag:
-                last_modified = int(seen[1])
-            else:
-                last_modified = int(time.time())
-                cache.set(history_key, (etag, last_modified), timeout=None)
-        except Exception:
-            logger.warning("Sitemap cache unavailable", exc_info=True)
+        # No lastmod: Last-Modified is when this exact content was first seen
+        # (kept across invalidations that re-render the same bytes).
+        before = where.previous
+        if before is not None and before.etag == etag and before.last_modified is not None:
+            last_modified = before.last_modified
+        else:
             last_modified = int(time.time())
     pieces = [data[i : i + CHUNK_BYTES] for i in range(0, len(data), CHUNK_BYTES)] or [b""]
-    entry = Entry(etag, last_modified, size, len(data), len(pieces), fingerprint)
     timeout = _timeout(prepared.expires_at)
+    expires = None if timeout is None else time.time() + timeout
+    entry = Entry(
+        etag, last_modified, size, len(data), len(pieces), fingerprint, where.stamp, expires
+    )
     try:
-        values: dict[str, Any] = {f"{key}:{i}": piece for i, piece in enumerate(pieces)}
+        values: dict[str, Any] = {f"{where.body_key}:{i}": p for i, p in enumerate(pieces)}
         failed = cache.set_many(values, timeout=timeout)
         if not failed:
-            # The metadata last: a reader that finds it finds the chunks.
-            cache.set(key, entry.as_dict(), timeout=timeout)
+            # The metadata last: a reader that finds it finds the chunks. It
+            # outlives the chunks so the next render can keep Last-Modified for
+            # unchanged content; its stamp and ``expires`` tell when it is stale.
+            meta_timeout = None if timeout is None else max(timeout, META_TIMEOUT)
+            cache.set(where.meta_key, entry.as_dict(), timeout=meta_timeout)
         else:
-            logger.warning("Sitemap cache refused %s chunks of %s", len(failed), key)
+            logger.warning("Sitemap cache refused %s chunks of %s", len(failed), where.body_key)
     except Exception:
-        logger.warning("Sitemap cache unavailable: %s not stored", key, exc_info=True)
+        logger.warning("Sitemap cache unavailable: %s not stored", where.body_key, exc_info=True)
     return entry, data
 
 
-def _cached_body(cache: BaseCache, key: str, entry: Entry) -> bytes | None:
-    keys = [f"{key}:{i}" for i in range(entry.chunks)]
+def _cached_body(cache: BaseCache, body_key: str, entry: Entry) -> bytes | None:
+    keys = [f"{body_key}:{i}" for i in range(entry.chunks)]
     found = cache.get_many(keys)
     if len(found) != len(keys):
         return None  # evicted in part: render again
@@ -382,18 +408,20 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
     """Answer ``request`` for ``source`` from the cache, rendering on a miss."""
     try:
         cache = get_cache()
-        key, history_key = _file_key(site, request, source)
-        entry = Entry.from_cache(cache.get(key))
+        where = _lookup(cache, site, request, source)
     except Exception:
         logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)
         return respond_uncached(request, source.prepare(), source.content_type)
 
     fingerprint = _fingerprint(source)
-    if entry is not None and entry.fingerprint == fingerprint:
-        hit = entry
+    hit = where.entry
+    if hit is not None and hit.fingerprint == fingerprint:
         try:
             response = _entry_response(
-                request, hit, source.content_type, lambda: _cached_body(cache, key, hit)
+                request,
+                hit,
+                source.content_type,
+                lambda: _cached_body(cache, where.body_key, hit),
             )
         except Exception:
             logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)
@@ -414,7 +442,7 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
         ):
             return respond_uncached(request, prepared, source.content_type)
 
-    lock_key = f"{key}:lock"
+    lock_key = f"{where.body_key}:lock"
     token = _new_token()
     try:
         locked = cache.add(lock_key, token, timeout=conf.CACHE_LOCK_TIMEOUT)
@@ -422,7 +450,7 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
         logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)
         return respond_uncached(request, prepared, source.content_type)
     if not locked:
-        waited = _wait_for_entry(cache, key, fingerprint)
+        waited = _wait_for_entry(cache, where, fingerprint)
         if waited is not None:
             response = _entry_response(request, waited[0], source.content_type, waited[1])
             if response is not None:
@@ -434,7 +462,7 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
             conf.CACHE_LOCK_WAIT,
         )
     try:
-        entry, data = _render_and_store(cache, key, history_key, prepared, fingerprint)
+        entry, data = _render_and_store(cache, where, prepared, fingerprint)
     finally:
         if locked:
             try:
@@ -448,7 +476,7 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
 
 
 def _wait_for_entry(
-    cache: BaseCache, key: str, fingerprint: str | None
+    cache: BaseCache, where: Lookup, fingerprint: str | None
 ) -> tuple[Entry, bytes] | None:
     """Poll for the entry another process is rendering, up to ``CACHE_LOCK_WAIT``."""
     deadline = time.monotonic() + conf.CACHE_LOCK_WAIT
@@ -457,12 +485,13 @@ def _wait_for_entry(
         time.sleep(_POLL_SECONDS[min(attempt, len(_POLL_SECONDS) - 1)])
         attempt += 1
         try:
-            entry = Entry.from_cache(cache.get(key))
-            if entry is not None and entry.fingerprint == fingerprint:
-                data = _cached_body(cache, key, entry)
-                if data is not None:
-                    return entry, data
-            elif entry is None and cache.get(f"{key}:lock") is None:
+            entry = Entry.from_cache(cache.get(where.meta_key))
+            if entry is not None and entry.is_current(where.stamp):
+                if entry.fingerprint == fingerprint:
+                    data = _cached_body(cache, where.body_key, entry)
+                    if data is not None:
+                        return entry, data
+            elif cache.get(f"{where.body_key}:lock") is None:
                 return None  # the holder gave up (or died and its lock expired)
         except Exception:
             return None

@@ -48,6 +48,20 @@ def articles(count: int, **fields: object) -> list[Article]:
     )
 
 
+def _chunk_keys(cache) -> list[str]:
+    """Chunk keys of the counted section's file (locmem, Redis and Memcached alike)."""
+    from django.test import RequestFactory
+
+    from django_sitemaps_plus.cache import Source
+    from django_sitemaps_plus.registry import site
+
+    request = RequestFactory().get("/sitemap-counted-1.xml")
+    source = Source([site.get("counted")], "application/xml; charset=utf-8", lambda: None)
+    where = sitemap_cache._lookup(cache, SiteContext("https://example.com"), request, source)
+    assert where.entry is not None
+    return [f"{where.body_key}:{i}" for i in range(where.entry.chunks)]
+
+
 class CountingSection(Section):
     """A section without a model; counts how often its file is rendered."""
 
@@ -235,6 +249,25 @@ class TestInvalidation:
         sitemap_cache.invalidate("articles")
         assert "bypassed" in fetch("/sitemap-articles-1.xml")[1].decode()
 
+    def test_maximum_age_bounds_bypassing_writes_even_for_304s(self, settings, registry):
+        settings.SITEMAPS_PLUS = {**CACHED, "CACHE_TIMEOUT": 1}
+        register(Article)
+        articles(1)
+        first, _ = fetch("/sitemap-articles-1.xml")
+        Article.objects.filter(pk=1).update(slug="aged")  # no signal
+        time.sleep(1.2)
+        again = Client().get("/sitemap-articles-1.xml", HTTP_IF_NONE_MATCH=first["ETag"])
+        assert again.status_code == 200
+        assert b"aged" in b"".join(again.streaming_content)
+
+    def test_evicted_chunks_are_rendered_again(self, cached, counted):
+        Client().get("/sitemap-counted-1.xml")
+        cache = sitemap_cache.get_cache()
+        cache.delete_many([k for k in _chunk_keys(cache)])
+        response = Client().get("/sitemap-counted-1.xml")
+        assert response.status_code == 200
+        assert counted.renders == 2
+
     def test_invalidate_command(self, cached, registry, capsys):
         register(Article)
         articles(1)
@@ -414,18 +447,18 @@ class TestLocking:
     def test_dead_lock_holder_costs_a_bounded_wait(self, settings, counted, monkeypatch):
         settings.SITEMAPS_PLUS = {**CACHED, "CACHE_LOCK_WAIT": 0.3}
         request_path = "/sitemap-counted-1.xml"
-        original = sitemap_cache._file_key
+        original = sitemap_cache._lookup
         held: list[str] = []
 
-        def file_key(site, request, source):
-            key, history = original(site, request, source)
+        def lookup(cache, site, request, source):
+            where = original(cache, site, request, source)
             if not held:
                 # A process took the lock and died without releasing it.
-                sitemap_cache.get_cache().add(f"{key}:lock", "dead", timeout=60)
-                held.append(key)
-            return key, history
+                cache.add(f"{where.body_key}:lock", "dead", timeout=60)
+                held.append(where.body_key)
+            return where
 
-        monkeypatch.setattr(sitemap_cache, "_file_key", file_key)
+        monkeypatch.setattr(sitemap_cache, "_lookup", lookup)
         started = time.monotonic()
         response = Client().get(request_path)
         assert response.status_code == 200
