@@ -562,6 +562,14 @@ def _ratio(numerator: float, denominator: float, faster: bool = False) -> str:
     return f"{ratio:.1f}x faster" if faster else f"{ratio:.2f}x"
 
 
+def _vs(numerator: Case | None, denominator: Case | None, faster: bool = False) -> str:
+    if numerator is None or denominator is None:
+        return "-"
+    if numerator is denominator:
+        return "1x"
+    return _ratio(numerator.median, denominator.median, faster)
+
+
 def markdown(result: dict[str, Any], measured: list[Case]) -> str:
     by_key = {c.key: c for c in measured}
     contrib = by_key.get("contrib-page")
@@ -589,9 +597,7 @@ def markdown(result: dict[str, Any], measured: list[Case]) -> str:
             continue
         lines.append(
             f"| {case.label} | {_times(case)} | "
-            f"{_ratio(contrib.median, case.median, True) if contrib else '-'} | "
-            f"{_ratio(case.median, naive.median) if naive else '-'} | "
-            f"{_ratio(case.median, floor.median) if floor else '-'} | "
+            f"{_vs(contrib, case, True)} | {_vs(case, naive)} | {_vs(case, floor)} | "
             f"{'-' if case.queries is None else case.queries} | "
             f"{_mb(case.tracemalloc_peak)} | {_mb(case.rss_delta)} |"
         )
@@ -623,8 +629,7 @@ def markdown(result: dict[str, Any], measured: list[Case]) -> str:
         for case in index_cases:
             lines.append(
                 f"| {case.label} | {_times(case)} | "
-                f"{_ratio(slow.median, case.median, True) if slow else '-'} | "
-                f"{_ratio(case.median, generic.median) if generic else '-'} | "
+                f"{_vs(slow, case, True)} | {_vs(case, generic)} | "
                 f"{case.queries} | {_mb(case.tracemalloc_peak)} | {_mb(case.rss_delta)} |"
             )
     seed = result.get("seed", {})
