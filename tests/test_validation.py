@@ -242,7 +242,7 @@ CASES: dict[str, tuple[bytes, bytes, dict[str, object]]] = {
     "SM811": (urlset(url(news(title=None))), urlset(url(news())), {}),
     "SM812": (urlset(url(news(language="en-US"))), urlset(url(news(language="zh-cn"))), {}),
     "SM813": (urlset(url(news(publication_date="May 5, 2024"))), urlset(url(news())), {}),
-    "SM814": (urlset(url(news(publication_date="2026-01-12"))), urlset(url(news())), {}),
+    "SM814": (urlset(url(news(publication_date="2026-01-11"))), urlset(url(news())), {}),
     "SM815": (
         urlset("".join(url(news(), loc=f"{SITE}/{i}") for i in range(1001))),
         urlset("".join(url(news(), loc=f"{SITE}/{i}") for i in range(1000))),
@@ -391,6 +391,19 @@ class TestLastmodValues:
         body = "".join(url("<lastmod>2023-02-30</lastmod>", loc=f"{SITE}/{i}") for i in range(3))
         report = validate(urlset(body), now=NOW)
         assert [f.rule.id for f in report.findings].count("SM401") == 3
+
+
+@pytest.mark.parametrize(
+    ("published", "old"),
+    [
+        ("2026-01-13T11:59:00Z", True),
+        ("2026-01-13T12:01:00Z", False),
+        ("2026-01-11", True),
+        ("2026-01-13", False),  # still the 13th in UTC-12 two days ago
+    ],
+)
+def test_news_two_day_window(published, old):
+    assert ("SM814" in rule_ids(urlset(url(news(publication_date=published))))) is old
 
 
 class TestPositions:

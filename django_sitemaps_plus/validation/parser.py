@@ -53,8 +53,9 @@ MAX_PENDING_ALTERNATES: Final = 100_000
 MAX_STRAY_CHILDREN: Final = 1_024
 #: A timestamp this far ahead of now is still "now" (clock skew).
 FUTURE_TOLERANCE: Final = dt.timedelta(minutes=10)
-#: A date (no time) is in the future only once it has begun in UTC+14.
+#: A date (no time) begins first in UTC+14 and ends last in UTC-12.
 _EARLIEST_ZONE_AHEAD: Final = dt.timedelta(hours=14)
+_LATEST_ZONE_BEHIND: Final = dt.timedelta(hours=12)
 
 # RFC 3986 allows these characters unescaped; everything else ASCII must be
 # percent-encoded, and % must start an escape.
@@ -318,19 +319,28 @@ def _is_http_url(value: str) -> bool:
     return protocol.loc_problem(value) is None
 
 
-def _w3c_problem(value: str) -> tuple[bool, dt.datetime | None, bool]:
-    """(valid, earliest instant as aware UTC, XSD accepts it) for a W3C Datetime."""
+def _w3c_span(value: str) -> tuple[dt.datetime, dt.datetime] | None:
+    """The earliest and latest UTC instants a W3C Datetime can mean, or None
+    when it is not one (including dates the calendar lacks, like 2024-02-30).
+
+    A value with a time is one instant. A date, month or year without a zone
+    spans from its start in UTC+14 to its end in UTC-12, so "in the future"
+    and "older than two days" are only said when true in every zone.
+    """
     match = protocol.W3C_DATETIME_RE.fullmatch(value)
     if match is None:
-        return False, None, False
+        return None
     year, month, day = match["year"], match["month"], match["day"]
-    xsd_ok = day is not None and (match["hour"] is None or match["second"] is not None)
     try:
         if match["hour"] is None:
-            date = dt.date(int(year), int(month or 1), int(day or 1))
-            # The earliest zone ahead of UTC reaches a date first.
-            instant = dt.datetime.combine(date, dt.time(), dt.timezone.utc) - _EARLIEST_ZONE_AHEAD
-            return True, instant, xsd_ok
+            start = dt.datetime(int(year), int(month or 1), int(day or 1), tzinfo=dt.timezone.utc)
+            if day is not None:
+                end = start + dt.timedelta(days=1)
+            elif month is not None:
+                end = (start + dt.timedelta(days=32)).replace(day=1)
+            else:
+                end = start.replace(year=start.year + 1)
+            return start - _EARLIEST_ZONE_AHEAD, end + _LATEST_ZONE_BEHIND
         tz = match["tz"]
         offset = dt.timedelta(0)
         if tz != "Z":
@@ -344,10 +354,10 @@ def _w3c_problem(value: str) -> tuple[bool, dt.datetime | None, bool]:
             int(match["minute"]),
             int(match["second"] or 0),
             tzinfo=dt.timezone(offset),
-        )
+        ).astimezone(dt.timezone.utc)
     except ValueError:  # 2024-02-30: the pattern allows it, the calendar does not
-        return False, None, False
-    return True, instant.astimezone(dt.timezone.utc), xsd_ok
+        return None
+    return instant, instant
 
 
 class _Counter:
@@ -781,10 +791,10 @@ class XmlChecker:
                     "(xsd:date | xsd:dateTime) rejects it",
                 )
             )
-        valid, instant, _ = _w3c_problem(value)
-        if not valid:
+        span = _w3c_span(value)
+        if span is None:
             problems.append(("SM401", f"{value!r} is not a calendar date"))
-        elif instant is not None and instant > self.now + FUTURE_TOLERANCE:
+        elif span[0] > self.now + FUTURE_TOLERANCE:
             problems.append(("SM403", f"{value!r} is in the future"))
         return tuple(problems)
 
@@ -877,12 +887,10 @@ class XmlChecker:
             missing.append("news:publication_date")
         else:
             value = date.text.strip()
-            valid, instant, _ = _w3c_problem(value)
-            if not valid:
+            span = _w3c_span(value)
+            if span is None:
                 self.report.add("SM813", f"{value!r}", line=date.sourceline, url=loc or None)
-            elif instant is not None and instant < self.now - dt.timedelta(
-                days=protocol.NEWS_WINDOW_DAYS
-            ):
+            elif span[1] < self.now - dt.timedelta(days=protocol.NEWS_WINDOW_DAYS):
                 self.report.add(
                     "SM814", f"published {value}", line=date.sourceline, url=loc or None
                 )
@@ -929,7 +937,7 @@ class XmlChecker:
                 add("SM825", f"rating {value!r}", line=line, url=url)
             elif local in protocol.VIDEO_YES_NO_TAGS and value not in ("yes", "no"):
                 add("SM829", f"video:{local} {value!r}", line=line, url=url)
-            elif local in ("publication_date", "expiration_date") and not _w3c_problem(value)[0]:
+            elif local in ("publication_date", "expiration_date") and _w3c_span(value) is None:
                 add("SM830", f"video:{local} {value!r}", line=line, url=url)
         if tags > protocol.MAX_VIDEO_TAGS:
             add(
