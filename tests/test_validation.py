@@ -489,6 +489,16 @@ class TestHostileInput:
         assert finding.rule.id == "SM110"
         assert "too long" in finding.message
 
+    def test_deep_nesting_is_refused(self):
+        data = CLEAN.replace(b"<loc>", b"<a>" * 100_000 + b"<loc>")
+        (finding,) = validate(data).findings
+        assert finding.rule.id == "SM110"
+        assert "depth" in finding.message.lower()
+
+    def test_gzip_of_nothing_and_gzip_in_gzip(self):
+        assert validate(gzip.compress(b"")).rule_ids() == {"SM115"}
+        assert validate(gzip.compress(gzip.compress(CLEAN))).rule_ids() == {"SM112"}
+
     def test_truncated_file(self):
         assert validate(CLEAN[:-20]).rule_ids() == {"SM110"}
 
