@@ -518,7 +518,14 @@ class XmlChecker:
                     continue
                 self._depth -= 1
                 if self._depth == 1 and self._root is not None:
-                    self._end_entry(element)
+                    if self._kind is not None:
+                        if element.tag == self._entry_tag:
+                            self._entries += 1
+                            if self._entries > self._limit:
+                                self._over_limit(element)
+                            self._check_entry(element)
+                        else:
+                            self._wrong_entry(element)
                     # Only earlier siblings are removed: libxml2 may still append
                     # text to the node just finished (lxml's iterparse idiom).
                     element.clear(keep_tail=True)
@@ -608,28 +615,24 @@ class XmlChecker:
                 {_XHTML_LINK: _LINK, _IMAGE_IMAGE: _IMAGE, _NEWS_NEWS: _NEWS, _VIDEO_VIDEO: _VIDEO}
             )
 
-    def _end_entry(self, element: Any) -> None:
-        if self._kind is None:
-            return
+    def _over_limit(self, element: Any) -> None:
+        if self._entries == self._limit + 1:  # reported once, at the first entry too many
+            rule = "SM501" if self._kind == "urlset" else "SM502"
+            self.report.add(
+                rule,
+                f"entry {self._entries:,} exceeds the limit of {self._limit:,}",
+                line=element.sourceline,
+            )
+
+    def _wrong_entry(self, element: Any) -> None:
+        """A url under sitemapindex or a sitemap under urlset (events fire for both)."""
         tag = element.tag
-        if tag == self._entry_tag:
-            self._entries += 1
-            if self._entries == self._limit + 1:
-                limit, rule = self._limit, "SM501" if self._kind == "urlset" else "SM502"
-                self.report.add(
-                    rule,
-                    f"entry {self._entries:,} exceeds the limit of {limit:,}",
-                    line=element.sourceline,
-                )
-            self._check_entry(element)
-        elif not isinstance(tag, str):
-            return
-        elif not tag.startswith("{") or tag.startswith(f"{{{self._ns}}}"):
+        # Elements of other namespaces under the root are allowed (xsd:any ##other).
+        if isinstance(tag, str) and (not tag.startswith("{") or tag.startswith(f"{{{self._ns}}}")):
             local = etree.QName(element).localname
             self.report.add(
                 "SM203", f"<{local}> directly under <{self._kind}>", line=element.sourceline
             )
-        # Elements of other namespaces under the root are allowed (xsd:any ##other).
 
     def _check_entry(self, entry: Any) -> None:
         report = self.report
