@@ -406,6 +406,36 @@ def test_news_two_day_window(published, old):
     assert ("SM814" in rule_ids(urlset(url(news(publication_date=published))))) is old
 
 
+FR = f"{SITE}/fr/"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # The version without alternates comes first, then one listing it.
+        (url(loc=DE) + alternates(EN, {"en": EN, "de": DE}), {"SM844"}),
+        # Two pages list a third with different sets of versions; the third lists both.
+        (
+            alternates(EN, {"en": EN, "fr": FR})
+            + alternates(DE, {"de": DE, "fr": FR})
+            + alternates(FR, {"fr": FR, "en": EN, "de": DE}),
+            {"SM844"},
+        ),
+        # A complete cluster of three in any order.
+        (
+            alternates(FR, {"fr": FR, "en": EN, "de": DE})
+            + alternates(EN, {"de": DE, "en": EN, "fr": FR})
+            + alternates(DE, {"en": EN, "fr": FR, "de": DE}),
+            set(),
+        ),
+        # Alternates in another file cannot be checked here.
+        (alternates(EN, {"en": EN, "de": f"{SITE}/elsewhere/de/"}), set()),
+    ],
+)
+def test_hreflang_reciprocity(body, expected):
+    assert rule_ids(urlset(body)) == expected
+
+
 class TestPositions:
     def test_syntax_error_has_line_and_column_and_what_was_expected(self):
         report = validate(b'<?xml version="1.0" encoding="UTF-8"?>\n<urlset>\n<url>\n</urlset>')

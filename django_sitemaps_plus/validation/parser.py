@@ -49,6 +49,8 @@ MAX_TEXT_LINE_BYTES: Final = 4 * protocol.MAX_LOC_LENGTH
 #: hreflang links waiting for their target entry; beyond this, reciprocity is
 #: checked only for links whose target was already seen (bounded memory).
 MAX_PENDING_ALTERNATES: Final = 100_000
+#: Marks "not in the dictionary" where None is a meaningful value.
+_UNSEEN: Final = object()
 #: Non-entry children kept under the root before they are reported and dropped.
 MAX_STRAY_CHILDREN: Final = 1_024
 #: A timestamp this far ahead of now is still "now" (clock skew).
@@ -1025,12 +1027,14 @@ class XmlChecker:
             )
         if alternates is None:
             return
+        seen = self._locs.seen
+        pending = self._pending
         for href in alternates:
             if href == loc:
                 continue
             other = hash(href)
-            if other in self._locs.seen:
-                other_signature = self._locs.seen[other]
+            other_signature = seen.get(other, _UNSEEN)
+            if other_signature is not _UNSEEN:
                 if other_signature != signature:
                     report.add(
                         "SM844",
@@ -1043,17 +1047,19 @@ class XmlChecker:
                         line=line,
                         url=loc,
                     )
-            elif other in self._pending:
-                if self._pending[other][0] != signature:
+                continue
+            waiting_for_other = pending.get(other)
+            if waiting_for_other is not None:
+                if waiting_for_other[0] != signature:
                     report.add(
                         "SM844",
                         f"lists {href} as an alternate, as does the entry at line "
-                        f"{self._pending[other][1]}, with a different set of versions",
+                        f"{waiting_for_other[1]}, with a different set of versions",
                         line=line,
                         url=loc,
                     )
-            elif len(self._pending) < MAX_PENDING_ALTERNATES:
-                self._pending[other] = (signature, line)
+            elif len(pending) < MAX_PENDING_ALTERNATES:
+                pending[other] = (signature, line)
 
     # End of file ------------------------------------------------------------------------
 
