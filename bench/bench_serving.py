@@ -262,6 +262,27 @@ def cache_entry_sizes() -> dict[str, int]:
     return {}
 
 
+def _rss_kb(field: str) -> int:
+    """VmRSS or VmHWM of this process in KiB (Linux), else 0."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _reset_peak_rss() -> None:
+    """Reset VmHWM to the current RSS (Linux >= 4.0), so the peak is the build's."""
+    try:
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")
+    except OSError:
+        pass
+
+
 def build_child(mode: str, rows: int) -> None:
     """Run one build in this (fresh) process and print its figures as JSON."""
     configure(rows)
@@ -282,9 +303,10 @@ def build_child(mode: str, rows: int) -> None:
         article.updated_at = timezone.now()
         article.save()
         changed = article.pk
-    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    baseline = _rss_kb("VmRSS")
+    _reset_peak_rss()
     result = build(FileSystemStorage(location=str(target)), gzip=True)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = _rss_kb("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(
         json.dumps(
             {
@@ -406,8 +428,9 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         f"- Full build: {m['build_full']['urls']:,} URLs, "
         f"{m['build_full']['disk_bytes'] / 1e6:,.0f} MB on disk with the .gz copies; peak RSS "
-        f"{m['build_full']['peak_rss_kb'] / 1024:,.0f} MB (process with Django loaded: "
-        f"{m['build_full']['rss_before_build_kb'] / 1024:,.0f} MB before the build).",
+        f"during the build {m['build_full']['peak_rss_kb'] / 1024:,.0f} MB, of which "
+        f"{m['build_full']['rss_before_build_kb'] / 1024:,.0f} MB is the process with Django "
+        "loaded before it: files are spooled to disk, never held whole in memory.",
         f"- Incremental rebuild after one article changed (pk {inc['changed_pk']}): wrote "
         f"{', '.join(inc['written'])}; every other file was rendered, hashed and skipped.",
         "",
@@ -418,9 +441,11 @@ def markdown(result: dict[str, Any]) -> str:
 def machine(workers: int) -> str:
     import django
 
+    load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
     return (
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"Django {django.get_version()}"
+        f"Django {django.get_version()}; load average at start {load} (other jobs on the "
+        "machine widen every figure)"
     )
 
 
