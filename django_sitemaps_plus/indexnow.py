@@ -250,7 +250,14 @@ class SubmitError(Exception):
 
 
 def key_location(base_url: str, key: str) -> str:
-    return f"{base_url.rstrip('/')}/{key}.txt"
+    """The absolute URL of the key file: where the app's URLs serve it, else the root."""
+    from django.urls import NoReverseMatch, reverse
+
+    try:
+        path = reverse("sitemaps_plus:indexnow_key", kwargs={"key": key})
+    except NoReverseMatch:
+        path = f"/{key}.txt"
+    return f"{base_url.rstrip('/')}{path}"
 
 
 def post(urls: Sequence[str], *, key: str, endpoint: str, timeout: float) -> int:
