@@ -158,6 +158,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--xsd-dir", type=Path, default=DEFAULT_XSD_DIR)
     parser.add_argument("--file", type=Path, help="validate this file instead of generating one")
+    parser.add_argument("--output", type=Path, help="generate the file here and keep it")
     parser.add_argument(
         "--tools",
         nargs="+",
@@ -182,7 +183,7 @@ def main() -> None:
         parser.error(f"no sitemap.xsd in {args.xsd_dir} (use --xsd-dir)")
     schema = driver_schema(args.xsd_dir.resolve())
     with tempfile.TemporaryDirectory() as scratch:
-        path = args.file or Path(scratch) / f"sitemap-{args.shape}.xml"
+        path = args.file or args.output or Path(scratch) / f"sitemap-{args.shape}.xml"
         if args.file is None:
             (generate if args.shape == "i18n" else generate_plain)(path)
         size = path.stat().st_size
