@@ -166,3 +166,14 @@ class TestCallCommand:
         with pytest.raises(CommandError) as info:
             call_command("validate_sitemaps", stdout=io.StringIO())
         assert info.value.returncode == 2
+
+    @pytest.mark.django_db
+    @override_settings(SITEMAPS_PLUS={}, ROOT_URLCONF="tests.test_validation_http")
+    def test_no_target_without_a_base_url_is_usage_error(self):
+        from django.contrib.sites.models import Site
+
+        Site.objects.all().delete()
+        Site.objects.clear_cache()
+        with pytest.raises(CommandError, match="BASE_URL") as info:
+            call_command("validate_sitemaps", stdout=io.StringIO())
+        assert info.value.returncode == 2

@@ -11,6 +11,7 @@ import argparse
 import sys
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import NoReverseMatch
 
@@ -112,6 +113,13 @@ class Command(BaseCommand):
                     raise CommandError(
                         "no sitemaps_plus URLs: include django_sitemaps_plus.urls in the "
                         "URLconf, or give a TARGET",
+                        returncode=USAGE_ERROR,
+                    ) from exc
+                except (ValueError, ObjectDoesNotExist) as exc:
+                    # No BASE_URL and no (current) site: the site's address is unknown.
+                    raise CommandError(
+                        f"cannot tell this site's base URL ({exc}): set "
+                        "SITEMAPS_PLUS['BASE_URL'] or give a TARGET",
                         returncode=USAGE_ERROR,
                     ) from exc
             for target in options["targets"]:
