@@ -125,7 +125,7 @@ class TestOutput:
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(clean.read_bytes())))
         code, out, _ = run("-")
         assert code == 0
-        assert "(urlset, 1 entries)" in out
+        assert "(urlset, 1 entry)" in out
 
     def test_local_index_followed_with_base_url(self, tmp_path, clean):
         index = tmp_path / "sitemap.xml"
@@ -140,7 +140,8 @@ class TestOutput:
         assert [f["rule"] for f in data["files"][0]["findings"]] == ["SM102", "SM601"]
         assert code == 1
         code, out, _ = run(str(index), "--base-url", f"{SITE}/sitemap.xml", "--no-follow")
-        assert out.count("entries)") == 1
+        assert out.count("(sitemapindex, 2 entries)") == 1
+        assert "(urlset" not in out
 
 
 class TestCallCommand:

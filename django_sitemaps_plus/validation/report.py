@@ -170,7 +170,8 @@ def render_text(report: Report) -> str:
     """Findings grouped by file, then severity; ends with the overall summary."""
     lines: list[str] = []
     for file in report.files:
-        kind = f" ({file.kind}, {file.entries:,} entries)" if file.kind else ""
+        noun = "entry" if file.entries == 1 else "entries"
+        kind = f" ({file.kind}, {file.entries:,} {noun})" if file.kind else ""
         lines.append(f"{file.target}{kind}")
         for severity in _SEVERITY_ORDER:
             group = [finding for finding in file.findings if finding.severity is severity]
