@@ -181,7 +181,8 @@ def render_text(report: Report) -> str:
             for finding in group:
                 lines.extend(_text_finding(finding))
         if file.omitted:
-            lines.append(f"  ... {file.omitted:,} more findings not shown (--max-findings)")
+            noun = "finding" if file.omitted == 1 else "findings"
+            lines.append(f"  ... {file.omitted:,} more {noun} not shown (--max-findings)")
         if not any(file.counts.values()):
             lines.append("  no findings")
         lines.append(f"  {summary_line(file.summary())}")
