@@ -667,8 +667,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--slow-repeat",
         type=int,
-        default=3,
-        help="timed runs of contrib's lastmod() index (default 3)",
+        default=None,
+        help="timed runs of contrib's lastmod() index (default: --repeat, at most 3)",
     )
     parser.add_argument("--only", nargs="*", help="case keys to run (default: all)")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory runs")
@@ -692,6 +692,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.slow_repeat is None:
+        args.slow_repeat = min(args.repeat, 3)
     configure(args.db, args.rows, args.limit)
     if args.rss_probe:
         print(json.dumps(rss_probe(args.rss_probe, args.rows, args.limit)))
