@@ -13,6 +13,7 @@ import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -179,7 +180,10 @@ class LocationTemplate:
         """
         if not self.fast or not rows:
             return None
-        columns = [[str(row[start + i]) for row in rows] for i in self.order]
+        columns = [list(map(itemgetter(start + i), rows)) for i in self.order]
+        for position, texts in enumerate(columns):
+            if set(map(type, texts)) != {str}:  # ints, UUIDs...: as path() does
+                columns[position] = [str(value) for value in texts]
         for accept, texts in zip(self.column_accepts, columns):
             joined = "\n".join(texts)
             # The count rules out a value that itself contains a newline.

@@ -303,23 +303,32 @@ class Section:
         # Checked below to hold no None before being used as str.
         urls = cast("list[str]", [row[1] for row in rows])
         lastmods = cast("list[str]", [row[2] for row in rows])
-        if (
-            lastmods
-            and None not in urls
-            and all(lastmods)
-            and max(map(len, urls)) <= max_length
-            and max(map(len, lastmods)) + max(map(len, urls)) + len(_LOC_LASTMOD) + len(tail)
-            <= budget
-        ):
-            # The common batch: every URL listable, and no URL escapes or is
+        if urls and None not in urls:
+            longest = max(map(len, urls))
+            dated = all(lastmods)
+            if not dated and not any(lastmods):
+                lastmods, dated = [], False  # no lastmod at all: same shortcut
+            elif not dated:
+                longest = max_length + 1  # some with, some without: entry by entry
+            fixed = (
+                len(_LOC_LASTMOD) + max(map(len, lastmods)) if dated else len("<url><loc></loc>")
+            )
+            joined = "".join(urls) if longest <= max_length else ""
+            # The common batch: every URL listable, none escapes or is
             # non-ASCII (checked on the joined batch, at C speed), so each
-            # entry is as long as its text and under the budget.
-            joined = "".join(urls)
-            if joined.isascii() and not any(c in joined for c in _XML_SPECIALS):
-                return [
-                    f"<url><loc>{url}</loc><lastmod>{lastmod}</lastmod>{tail}"
-                    for url, lastmod in zip(urls, lastmods)
-                ]
+            # entry is as long as its text and within the budget.
+            if (
+                joined
+                and longest + fixed + len(tail) <= budget
+                and joined.isascii()
+                and not any(c in joined for c in _XML_SPECIALS)
+            ):
+                if dated:
+                    return [
+                        f"<url><loc>{url}</loc><lastmod>{lastmod}</lastmod>{tail}"
+                        for url, lastmod in zip(urls, lastmods)
+                    ]
+                return [f"<url><loc>{url}</loc>{tail}" for url in urls]
         escape = xml.escape
         entries = []
         for item, url, lastmod, _ in rows:

@@ -104,6 +104,15 @@ def test_render_plain_batch_shortcut_equals_entry_per_row():
     assert list(section._render(rows, SITE)) == _slow_render(section, rows)
 
 
+@pytest.mark.parametrize(
+    "lastmod", [lambda i: None, lambda i: "", lambda i: "2024-01-02" if i % 2 else None]
+)
+def test_render_plain_batch_without_or_with_some_lastmods_equals_entry_per_row(lastmod):
+    section = Section(priority=0.4)
+    rows = [(i, f"https://example.com/p/{i}/", lastmod(i), None) for i in range(50)]
+    assert list(section._render(rows, SITE)) == _slow_render(section, rows)
+
+
 def test_a_section_with_per_item_priority_is_not_plain():
     class Prioritised(Section):
         def get_priority(self, item):
