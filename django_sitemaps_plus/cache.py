@@ -4,19 +4,21 @@ How it works (docs/caching.md):
 
 - **Version keys.** Each section has a version token in the cache
   (``sitemaps_plus:v:<section>``), and so do all sections together
-  (``sitemaps_plus:v:*``). A file's cache key hashes the site (scheme and
-  host), the request path, and the tokens of the sections it depends on (a
-  section file: its section; the index and ``sitemap.txt``: all of them).
-  ``invalidate()`` replaces tokens, so every process sharing the cache stops
-  finding the old entries at once; nothing is ever deleted or cleared.
+  (``sitemaps_plus:v:*``). A file's metadata key hashes the site (scheme and
+  host) and the request path; the metadata records the *stamp* (a hash of the
+  tokens of the sections the file shows: a section file its section, the index
+  and ``sitemap.txt`` all of them) it was rendered under, and the body chunks
+  are keyed by that stamp. ``invalidate()`` replaces tokens, so every process
+  sharing the cache stops using the old entries at once; nothing is ever
+  deleted or cleared.
 - **Stored compressed.** A file is rendered once, gzip-compressed while it
   streams, and stored in chunks of at most ``CHUNK_BYTES`` (Memcached's item
   limit is 1 MB) with a small metadata entry: strong ETag (SHA-256 of the
   uncompressed bytes), Last-Modified, sizes. Clients that accept gzip get the
   stored bytes; others get them decompressed on the fly.
-- **Warm costs no query.** A hit reads the version tokens (one round trip)
-  and the metadata plus chunks (one more); a conditional request that
-  matches is answered from the metadata alone, without fetching the body.
+- **Warm costs no query.** One ``get_many`` reads the tokens and the
+  metadata; a conditional request that matches is answered from them alone
+  (a 304), a full one fetches the chunks in a second round trip.
 - **One render per cold file.** The first request takes a lock with
   ``cache.add`` (expiring after ``CACHE_LOCK_TIMEOUT`` seconds, so a holder
   that dies frees it); other requests wait up to ``CACHE_LOCK_WAIT`` seconds
