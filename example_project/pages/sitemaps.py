@@ -7,6 +7,7 @@ URLconf), so the section lists one ``<url>`` per language version, each with
 
 from __future__ import annotations
 
+from django.templatetags.static import static
 from django.urls import reverse
 
 from django_sitemaps_plus import Section, register
@@ -27,13 +28,14 @@ class PageSection(Section):
     def videos(self, item: str) -> VideoInfo | None:
         if item != "pages:home":
             return None
-        # Paths are made absolute on the site; a CDN URL works as well.
+        # Paths are made absolute on the site; a CDN URL works as well. The
+        # files are real (pages/static/pages/), served by runserver.
         return VideoInfo(
-            thumbnail_loc="/static/pages/tour.jpg",
-            title="A two-minute tour of the demo shop",
-            description="How the blog, the shop and their sitemaps fit together.",
-            content_loc="/static/pages/tour.mp4",
-            duration=120,
+            thumbnail_loc=static("pages/tour.jpg"),
+            title="A four-second test card of the demo site",
+            description="A test pattern with a 440 Hz tone, embedded on the home page.",
+            content_loc=static("pages/tour.mp4"),
+            duration=4,
             family_friendly=True,
             tags=["demo", "sitemaps"],
         )
