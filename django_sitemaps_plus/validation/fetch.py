@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import urllib.request
     from http.client import HTTPResponse
 
+    from django.http import HttpResponseBase
     from django.test import Client
 
 #: Bytes read from a response at a time.
@@ -181,5 +182,23 @@ class DjangoClientFetcher:
             response.get("Location"),
             response.get("Content-Type"),
             chunks,
-            response.close,
+            lambda: _close_keeping_connections(response),
         )
+
+
+def _close_keeping_connections(response: HttpResponseBase) -> None:
+    """Close an in-process response without closing the database connections.
+
+    ``response.close()`` sends ``request_finished``, whose receiver
+    ``close_old_connections`` would close the connection between two files of
+    one validation, which breaks a surrounding transaction (a test's, or a
+    caller's ``atomic()``). Django's test client detaches it the same way.
+    """
+    from django.core.signals import request_finished
+    from django.db import close_old_connections
+
+    request_finished.disconnect(close_old_connections)
+    try:
+        response.close()
+    finally:
+        request_finished.connect(close_old_connections)
