@@ -216,6 +216,35 @@ class LocChecker:
             add("SM317", "looks like a sitemap file listed as a page", line=line, url=value)
         return key
 
+    def quick(self, value: str) -> int | None:
+        """``check()``'s hot path without its side effects: the hash of a URL
+        with nothing to report, or None (then ``check()`` must run)."""
+        clean = _CLEAN_URL_RE.fullmatch(value)
+        if clean is None or not (
+            protocol.XSD_MIN_LOC_LENGTH <= len(value) <= protocol.YANDEX_MAX_LOC_LENGTH
+        ):
+            return None
+        scheme, netloc, path = clean.group(1, 2, 3)
+        if scheme != self._last_scheme or netloc != self._last_netloc:
+            return None  # a new origin: check() compares it and caches it
+        origin = self._last_origin
+        if self.file_origin is not None:
+            if origin != self.file_origin or not (path or "/").startswith(self.file_directory):
+                return None
+        elif origin != self.first_origin:
+            return None
+        key = hash(value)
+        if key in self.seen:
+            return None
+        if (
+            path
+            and self.kind == "urlset"
+            and path.endswith(_SITEMAP_FILE_SUFFIXES)
+            and _SITEMAP_FILE_RE.search(path)
+        ):
+            return None
+        return key
+
     def _check_unusual(
         self, value: str, length: int, line: int | None
     ) -> tuple[str, str, str, str] | None:
@@ -362,6 +391,115 @@ def _w3c_span(value: str) -> tuple[dt.datetime, dt.datetime] | None:
     return instant, instant
 
 
+#: Children of an entry beyond which a batch is not checked as one shape.
+_MAX_SHAPE_CHILDREN: Final = 40
+_XPATH_NAMESPACES: Final = {"s": NS, "x": protocol.XHTML_NS, "i": protocol.IMAGE_NS}
+#: The protocol children a batch shape may hold, by their name in XPath, in
+#: the XSD's order.
+_SHAPE_PROTOCOL: Final = {
+    f"{{{NS}}}loc": "s:loc",
+    f"{{{NS}}}lastmod": "s:lastmod",
+    f"{{{NS}}}changefreq": "s:changefreq",
+    f"{{{NS}}}priority": "s:priority",
+}
+_SHAPE_ORDER: Final = ("s:loc", "s:lastmod", "s:changefreq", "s:priority")
+#: The entries of a batch: the root's children, or the siblings before the
+#: first child that is not part of the batch.
+_BATCH_FROM_ROOT: Final = "*"
+_BATCH_BEFORE: Final = "preceding-sibling::*"
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """Compiled XPath for a batch of entries of one shape: the same protocol
+    children (first, in the XSD's order), ``links`` xhtml:link and ``images``
+    image:image, nothing else.
+
+    ``check`` is true when each of the ``$c`` entries has that shape, no
+    text directly inside it, at most one node in each protocol child, one
+    image:loc (with at most one node) and nothing else in each image, and
+    rel="alternate" on each link. ``values`` return every entry's values in
+    document order, one list per protocol child (in ``protocol`` order),
+    then hrefs, hreflangs and image:loc texts; a list shorter than expected
+    (an empty element, a link without href) sends the batch to the general
+    path. Only location steps and numeric positions are used: libxml2
+    evaluates those without a new context per node, unlike other predicates.
+    """
+
+    check: Any
+    values: tuple[Any, ...]
+    protocol: tuple[str, ...]
+    links: int
+    images: int
+
+    @classmethod
+    def compile(cls, tags: tuple[str, ...], batch: str) -> _Shape | None:
+        protocol_names: list[str] = []
+        for tag in tags:
+            name = _SHAPE_PROTOCOL.get(tag)
+            if name is None:
+                break
+            if protocol_names and _SHAPE_ORDER.index(name) <= _SHAPE_ORDER.index(
+                protocol_names[-1]
+            ):
+                return None  # out of order or repeated: the general path reports it
+            protocol_names.append(name)
+        if not protocol_names or protocol_names[0] != "s:loc":
+            return None
+        extensions = tags[len(protocol_names) :]
+        links = extensions.count(_XHTML_LINK)
+        images = extensions.count(_IMAGE_IMAGE)
+        if links + images != len(extensions):
+            return None
+        size = len(tags)
+        terms = [
+            f"count({batch}/self::s:url) = $c",
+            f"count({batch}/*[{size}]) = $c",
+            f"count({batch}/*[{size + 1}]) = 0",
+            f"count({batch}/text()[normalize-space()]) = 0",
+        ]
+        terms += [
+            f"count({batch}/*[{position}]/self::{name}) = $c"
+            for position, name in enumerate(protocol_names, 1)
+        ]
+        if links or images:
+            terms += [f"count({batch}/{name}/node()[2]) = 0" for name in protocol_names]
+        else:
+            terms.append(f"count({batch}/*/node()[2]) = 0")
+        if links:
+            terms += [
+                f"count({batch}/x:link[{links}]) = $c",
+                f"count({batch}/x:link[{links + 1}]) = 0",
+                f"count({batch}/x:link[@rel = 'alternate']) = $c * {links}",
+            ]
+        if images:
+            terms += [
+                f"count({batch}/i:image[{images}]) = $c",
+                f"count({batch}/i:image[{images + 1}]) = 0",
+                f"count({batch}/i:image/*[1]/self::i:loc) = $c * {images}",
+                f"count({batch}/i:image/*[2]) = 0",
+                f"count({batch}/i:image/i:loc/node()[2]) = 0",
+            ]
+        # From the root, in document order: the batch's values come first, then
+        # those of any child after it (a reverse axis would need a sort).
+        values = [f"*/{name}/text()" for name in protocol_names]
+        if links:
+            values += ["*/x:link/@href", "*/x:link/@hreflang"]
+        if images:
+            values.append("*/i:image/i:loc/text()")
+
+        def xpath(expression: str) -> Any:
+            return etree.XPath(expression, namespaces=_XPATH_NAMESPACES, smart_strings=False)
+
+        return cls(
+            check=xpath(" and ".join(terms)),
+            values=tuple(xpath(expression) for expression in values),
+            protocol=tuple(protocol_names),
+            links=links,
+            images=images,
+        )
+
+
 class _Counter:
     """Occurrences of a repeated finding, reported once per file at the end."""
 
@@ -420,6 +558,8 @@ class XmlChecker:
         self._valid_hreflangs: set[str] = set()
         #: lastmod value → the problems it has (an empty tuple: none).
         self._lastmod_verdicts: dict[str, tuple[tuple[str, str], ...]] = {}
+        #: Entry shapes (child tag sequences) → their compiled batch checks.
+        self._shapes: dict[tuple[str, ...], _Shape | None] = {}
 
     # Prolog ----------------------------------------------------------------------
 
@@ -508,9 +648,11 @@ class XmlChecker:
 
     def _drain(self) -> None:
         # Events come only for the four protocol names (in any namespace), so
-        # Python sees one start and one end per entry, not per element; entry
-        # children are read from the finished entry, other elements under the
-        # root are found as stray siblings.
+        # Python sees one start and one end per entry, not per element. The
+        # entries finished since the last feed are then checked together: a
+        # batch of uniform, plain entries has its values read by a few
+        # compiled XPath calls (C) instead of a Python visit of every child.
+        last = None
         try:
             for event, element in self._parser.read_events():
                 if event == "start":
@@ -520,31 +662,65 @@ class XmlChecker:
                     continue
                 self._depth -= 1
                 if self._depth == 1 and self._root is not None:
-                    if self._kind is not None:
-                        if element.tag == self._entry_tag:
-                            self._entries += 1
-                            if self._entries > self._limit:
-                                self._over_limit(element)
-                            self._check_entry(element)
-                        else:
-                            self._wrong_entry(element)
-                    # Only earlier siblings are removed: libxml2 may still append
-                    # text to the node just finished (lxml's iterparse idiom).
-                    element.clear(keep_tail=True)
-                    previous = element.getprevious()
-                    if previous is not None:
-                        if previous is self._last_entry and previous.getprevious() is None:
-                            self._root.remove(previous)  # the common case, without a loop
-                        else:
-                            self._stray_children(before=element)
-                    self._last_entry = element
+                    last = element
         except etree.XMLSyntaxError:
-            return  # reported by feed()/close(), which see the same error
+            pass  # reported by feed()/close(), which see the same error
+        if last is not None:
+            self._check_batch(last)
+            last = None
         root = self._root
         if root is not None and len(root) > MAX_STRAY_CHILDREN:
             # Non-entry elements raise no event; drop them before they pile up
             # (the last child may be an entry still open).
             self._stray_children(before=root[-1])
+
+    def _check_batch(self, last: Any) -> None:
+        """Check the root's children up to ``last`` (an entry just finished), then
+        drop all but ``last``: libxml2 may still append text to the node just
+        finished (lxml's iterparse idiom), so it is only cleared."""
+        root = self._root
+        if self._last_entry is not None:
+            if root[0] is self._last_entry:  # checked in the previous batch
+                del root[0]
+            self._last_entry = None
+        end = root.index(last) + 1
+        if self._kind is not None and not self._fast_batch(root, last, end):
+            self._slow_batch(root, 0, end)
+        last.clear(keep_tail=True)
+        if end > 1:
+            del root[: end - 1]
+        self._last_entry = last
+
+    def _slow_batch(self, root: Any, start: int, end: int) -> None:
+        """Each child on its own (any shape): entries, misplaced entries, strays."""
+        strays: list[Any] = []
+        entry_tag = self._entry_tag
+        for child in root[start:end]:
+            tag = child.tag
+            if tag == entry_tag:
+                self._entries += 1
+                if self._entries > self._limit:
+                    self._over_limit(child)
+                self._check_entry(child)
+            elif isinstance(tag, str) and tag.rpartition("}")[2] in ("url", "sitemap"):
+                self._wrong_entry(child)  # a url under sitemapindex, or the reverse
+            else:
+                strays.append(child)  # no event: reported after the next entry
+                continue
+            child.clear(keep_tail=True)
+            for stray in strays:
+                self._report_stray(stray)
+            strays.clear()
+
+    def _report_stray(self, child: Any) -> None:
+        tag = child.tag
+        # Elements of other namespaces under the root are allowed (xsd:any ##other).
+        if isinstance(tag, str) and (not tag.startswith("{") or tag.startswith(f"{{{self._ns}}}")):
+            self.report.add(
+                "SM203",
+                f"<{etree.QName(child).localname}> directly under <{self._kind}>",
+                line=child.sourceline,
+            )
 
     def _stray_children(self, *, before: Any = None) -> None:
         """Report and drop non-entry elements under the root (all, or those before ``before``)."""
@@ -552,24 +728,147 @@ class XmlChecker:
         child = next(iter(root), None)
         while child is not None and child is not before:
             following = child.getnext()
-            if child is self._last_entry:  # checked already, cleared
-                root.remove(child)
-                child = following
-                continue
-            tag = child.tag
-            # Elements of other namespaces under the root are allowed (xsd:any ##other).
-            if (
-                self._kind is not None
-                and isinstance(tag, str)
-                and (not tag.startswith("{") or tag.startswith(f"{{{self._ns}}}"))
-            ):
-                self.report.add(
-                    "SM203",
-                    f"<{etree.QName(child).localname}> directly under <{self._kind}>",
-                    line=child.sourceline,
-                )
+            if child is not self._last_entry and self._kind is not None:
+                self._report_stray(child)  # (the last entry was checked already)
             root.remove(child)
             child = following
+
+    # Batches of plain entries --------------------------------------------------------
+
+    def _fast_batch(self, root: Any, last: Any, count: int) -> bool:
+        """Check the root's first ``count`` children (``last`` the final one)
+        through one compiled shape; False (nothing done) unless they are all
+        plain entries of one shape.
+
+        The shape is read from the first entry; one XPath call (C) verifies
+        that every entry has it (see ``_Shape``) and a few more return all the
+        values, so no child is visited from Python. Every value is then
+        checked here, and an entry with anything to report goes through
+        ``_check_entry`` instead, before any state is changed: findings, their
+        lines and their order are those of the general path.
+        """
+        if self._kind != "urlset" or self._ns != NS or self._entries + count > self._limit:
+            return False
+        following = last.getnext()
+        if following is None:
+            context, batch = root, _BATCH_FROM_ROOT
+        else:
+            context, batch = following, _BATCH_BEFORE
+        shape = self._shape_for(root[0], batch)
+        if shape is None or not shape.check(context, c=count):
+            return False
+        lists = [values(root) for values in shape.values]
+        names = shape.protocol
+        links = shape.links
+        images = shape.images
+        if following is not None:
+            # Values of the children after the batch (an entry still open) follow.
+            extra = [count] * len(names) + [count * links] * (2 if links else 0)
+            extra += [count * images] if images else []
+            lists = [values[:size] for values, size in zip(lists, extra)]
+        if any(len(values) != count for values in lists[: len(names)]):
+            return False  # an empty protocol child: the general path reports it
+        locs = lists[0]
+        lastmods = lists[names.index("s:lastmod")] if "s:lastmod" in names else None
+        changefreqs = lists[names.index("s:changefreq")] if "s:changefreq" in names else None
+        priorities = lists[names.index("s:priority")] if "s:priority" in names else None
+        hrefs = hreflangs = image_locs = None
+        if links:
+            hrefs, hreflangs = lists[len(names)], lists[len(names) + 1]
+            if len(hrefs) != count * links or len(hreflangs) != count * links:
+                return False
+        if images:
+            image_locs = lists[-1]
+            if len(image_locs) != count * images:
+                return False
+        quick = self._locs.quick
+        seen = self._locs.seen
+        verdicts = self._lastmod_verdicts
+        valid_priorities = self._valid_priorities
+        valid_urls = self._valid_urls
+        valid_hreflangs = self._valid_hreflangs
+        changefreq_values = protocol.CHANGEFREQ_VALUES
+        max_length = protocol.MAX_LOC_LENGTH
+        clean_url = _CLEAN_URL_RE.fullmatch
+        # Lines are read from the entries only where a finding may need one.
+        entries = root[:count] if links or self._pending else None
+        for index in range(count):
+            loc = locs[index]
+            key = quick(loc)
+            good = key is not None
+            lastmod = None
+            if good and lastmods is not None:
+                lastmod = lastmods[index]
+                problems = verdicts.get(lastmod)
+                if problems is None:
+                    if lastmod.strip() != lastmod:
+                        good = False  # SM210: the general path reports it
+                    else:
+                        problems = self._judge_lastmod(lastmod)
+                        if len(verdicts) < 4_096:
+                            verdicts[lastmod] = problems
+                good = good and not problems
+            if good and changefreqs is not None and changefreqs[index] not in changefreq_values:
+                good = False
+            if good and priorities is not None and priorities[index] not in valid_priorities:
+                good = False
+            alternates = None
+            if good and hrefs is not None and hreflangs is not None:
+                first = index * links
+                alternates = hrefs[first : first + links]
+                for href in alternates:
+                    if href not in valid_urls:
+                        if len(href) > max_length or not clean_url(href):
+                            good = False
+                            break
+                        if len(valid_urls) >= 10_000:
+                            valid_urls.clear()
+                        valid_urls.add(href)
+                for hreflang in hreflangs[first : first + links]:
+                    if hreflang not in valid_hreflangs:
+                        if not protocol.HREFLANG_RE.fullmatch(hreflang):
+                            good = False
+                            break
+                        if len(valid_hreflangs) < 1_000:
+                            valid_hreflangs.add(hreflang)
+            if good and image_locs is not None:
+                first = index * images
+                for image in image_locs[first : first + images]:
+                    if len(image) > max_length or not clean_url(image):
+                        good = False
+                        break
+            self._entries += 1
+            if key is None or not good:
+                self._check_entry(entries[index] if entries is not None else root[index])
+                continue
+            seen[key] = None
+            if lastmod is not None:
+                self._lastmod_count += 1
+                if self._lastmod_first is None:
+                    self._lastmod_first = lastmod
+                elif lastmod != self._lastmod_first:
+                    self._lastmod_same = False
+            if entries is not None and (alternates is not None or self._pending):
+                self._check_cluster(key, loc, entries[index].sourceline, alternates)
+        return True
+
+    def _shape_for(self, entry: Any, batch: str) -> _Shape | None:
+        if entry.tag != self._entry_tag:
+            return None
+        tags: list[str] = []
+        for child in entry:
+            tag = child.tag
+            if tag.__class__ is not str or len(tags) == _MAX_SHAPE_CHILDREN:
+                return None
+            tags.append(tag)
+        key = (batch, *tags)
+        shape = self._shapes.get(key, _UNSEEN)
+        if shape is _UNSEEN:
+            shape = _Shape.compile(tuple(tags), batch)
+            if len(self._shapes) >= 256:
+                self._shapes.clear()
+            self._shapes[key] = shape
+        return shape  # type: ignore[return-value]
 
     # Structure -----------------------------------------------------------------------
 
