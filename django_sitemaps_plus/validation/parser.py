@@ -80,6 +80,15 @@ _PLAIN_HTTP_URL_RE: Final = re.compile(
 _CLEAN_URL_RE: Final = re.compile(
     r"(https?)://([A-Za-z0-9.-]+(?::\d{1,5})?)(/[A-Za-z0-9\-._~!$&'()*+,=:@/]*)?"
 )
+_CLEAN_PATH_CHARS: Final = r"[A-Za-z0-9\-._~!$&'()*+,=:@/]"
+#: Clean URLs, one a line (batches are checked joined with newlines).
+_CLEAN_URL_LINES_RE: Final = re.compile(
+    rf"(?:https?://[A-Za-z0-9.-]+(?::\d{{1,5}})?(?:/{_CLEAN_PATH_CHARS}*)?(?:\n|$))*"
+)
+#: A superset of what _SITEMAP_FILE_RE finds, over URLs one a line.
+_SITEMAP_FILE_LINES_RE: Final = re.compile(
+    r"sitemap[^/\n]*\.(?:xml|txt)(?:\.gz)?$", re.IGNORECASE | re.MULTILINE
+)
 _SITEMAP_FILE_SUFFIXES: Final = (".xml", ".xml.gz", ".txt", ".txt.gz", ".XML", ".TXT", ".GZ")
 _SITEMAP_FILE_RE: Final = re.compile(r"sitemap[^/]*\.(?:xml|txt)(?:\.gz)?$", re.IGNORECASE)
 
@@ -157,6 +166,7 @@ class LocChecker:
         self.seen: dict[int, int | None] = {}
         self._last_scheme = self._last_netloc = ""
         self._last_origin = ("", "")
+        self._lines_patterns: dict[tuple[str, str], re.Pattern[str] | None] = {}
 
     def check(self, value: str, line: int | None) -> int | None:
         """Report what is wrong with ``value``; return its hash when usable."""
@@ -244,6 +254,34 @@ class LocChecker:
         ):
             return None
         return key
+
+    def quick_lines(self) -> re.Pattern[str] | None:
+        """A pattern matching URLs joined with newlines when each one would pass
+        ``quick()`` but for its length and duplicates: clean, of the previous
+        URL's origin, which is the file's (and within its directory) or the
+        first one's. None when that origin would itself be reported."""
+        scheme, netloc = self._last_scheme, self._last_netloc
+        if not scheme:
+            return None
+        key = (scheme, netloc)
+        pattern = self._lines_patterns.get(key, _UNSEEN)
+        if pattern is _UNSEEN:
+            pattern = None
+            origin = self._last_origin
+            directory = self.file_directory
+            if origin == (self.file_origin or self.first_origin) and re.fullmatch(
+                f"/{_CLEAN_PATH_CHARS}*", directory
+            ):
+                prefix = re.escape(f"{scheme}://{netloc}")
+                if self.file_origin is not None and directory != "/":
+                    path = re.escape(directory) + f"{_CLEAN_PATH_CHARS}*"
+                else:
+                    path = f"(?:/{_CLEAN_PATH_CHARS}*)?"
+                pattern = re.compile(f"(?:{prefix}{path}(?:\n|$))*")
+            if len(self._lines_patterns) >= 64:
+                self._lines_patterns.clear()
+            self._lines_patterns[key] = pattern
+        return pattern  # type: ignore[return-value]
 
     def _check_unusual(
         self, value: str, length: int, line: int | None
@@ -781,6 +819,12 @@ class XmlChecker:
             image_locs = lists[-1]
             if len(image_locs) != count * images:
                 return False
+        hashes = self._all_good(
+            locs, lastmods, changefreqs, priorities, hrefs, hreflangs, image_locs
+        )
+        if hashes is not None:
+            self._commit_batch(root, count, locs, hashes, lastmods, hrefs, links)
+            return True
         quick = self._locs.quick
         seen = self._locs.seen
         verdicts = self._lastmod_verdicts
@@ -851,6 +895,112 @@ class XmlChecker:
             if entries is not None and (alternates is not None or self._pending):
                 self._check_cluster(key, loc, entries[index].sourceline, alternates)
         return True
+
+    def _all_good(
+        self,
+        locs: list[str],
+        lastmods: list[str] | None,
+        changefreqs: list[str] | None,
+        priorities: list[str] | None,
+        hrefs: list[str] | None,
+        hreflangs: list[str] | None,
+        image_locs: list[str] | None,
+    ) -> list[int] | None:
+        """The hashes of ``locs`` when no entry of the batch has anything to
+        report (each would pass the per-entry checks of ``_fast_batch``), by a
+        few operations over whole lists; None to check entry by entry."""
+        lines = self._locs.quick_lines()
+        if lines is None:
+            return None
+        lengths = list(map(len, locs))
+        if min(lengths) < protocol.XSD_MIN_LOC_LENGTH or (
+            max(lengths) > protocol.YANDEX_MAX_LOC_LENGTH
+        ):
+            return None
+        joined = "\n".join(locs)
+        if lines.fullmatch(joined) is None or _SITEMAP_FILE_LINES_RE.search(joined):
+            return None
+        hashes = list(map(hash, locs))
+        seen = self._locs.seen
+        if len(set(hashes)) != len(hashes) or not seen.keys().isdisjoint(hashes):
+            return None
+        if changefreqs is not None and not protocol.CHANGEFREQ_VALUES.issuperset(changefreqs):
+            return None
+        if priorities is not None:
+            valid_priorities = self._valid_priorities
+            for value in set(priorities).difference(valid_priorities):
+                if value.strip() != value or not _valid_priority(value):
+                    return None
+                if len(valid_priorities) < 1_000:
+                    valid_priorities.add(value)
+            if not valid_priorities.issuperset(priorities):
+                return None
+        if lastmods is not None:
+            verdicts = self._lastmod_verdicts
+            for value in set(lastmods):
+                problems = verdicts.get(value)
+                if problems is None:
+                    if value.strip() != value:
+                        return None
+                    problems = self._judge_lastmod(value)
+                    if len(verdicts) < 4_096:
+                        verdicts[value] = problems
+                if problems:
+                    return None
+        if hrefs is not None and hreflangs is not None:
+            valid_urls = self._valid_urls
+            new_urls = set(hrefs).difference(valid_urls)
+            if new_urls:
+                if max(map(len, new_urls)) > protocol.MAX_LOC_LENGTH:
+                    return None
+                if _CLEAN_URL_LINES_RE.fullmatch("\n".join(new_urls)) is None:
+                    return None
+                if len(valid_urls) + len(new_urls) > 10_000:
+                    valid_urls.clear()
+                valid_urls.update(new_urls)
+            valid_hreflangs = self._valid_hreflangs
+            for value in set(hreflangs).difference(valid_hreflangs):
+                if not protocol.HREFLANG_RE.fullmatch(value):
+                    return None
+                if len(valid_hreflangs) < 1_000:
+                    valid_hreflangs.add(value)
+        if image_locs is not None and (
+            max(map(len, image_locs)) > protocol.MAX_LOC_LENGTH
+            or _CLEAN_URL_LINES_RE.fullmatch("\n".join(image_locs)) is None
+        ):
+            return None
+        return hashes
+
+    def _commit_batch(
+        self,
+        root: Any,
+        count: int,
+        locs: list[str],
+        hashes: list[int],
+        lastmods: list[str] | None,
+        hrefs: list[str] | None,
+        links: int,
+    ) -> None:
+        """Record a batch with nothing to report, as ``_check_entry`` would."""
+        self._entries += count
+        if lastmods is not None:
+            self._lastmod_count += count
+            if self._lastmod_first is None:
+                self._lastmod_first = lastmods[0]
+            if self._lastmod_same:
+                first = self._lastmod_first
+                self._lastmod_same = all(value == first for value in set(lastmods))
+        seen = self._locs.seen
+        if hrefs is None and not self._pending:
+            seen.update(dict.fromkeys(hashes))
+            return
+        # Entry by entry, in order: reciprocity compares with entries seen before.
+        check_cluster = self._check_cluster
+        for index, entry in enumerate(root[:count]):
+            key = hashes[index]
+            seen[key] = None
+            alternates = hrefs[index * links : (index + 1) * links] if hrefs is not None else None
+            check_cluster(key, locs[index], entry.sourceline, alternates)
 
     def _shape_for(self, entry: Any, batch: str) -> _Shape | None:
         if entry.tag != self._entry_tag:
