@@ -61,6 +61,86 @@ _LOC_LASTMOD = "<url><loc></loc><lastmod></lastmod>"
 _XML_SPECIALS = "&<>\"'"
 
 
+class _EntryWriter:
+    """Writes a section's ``<url>`` entries with one changefreq and priority.
+
+    The limits and the fixed text after lastmod are computed once, so a
+    batch of rows costs one f-string and two length checks per entry. Every
+    rendering path goes through ``write`` (or, for a clean batch,
+    ``write_clean_batch``), so a dropped entry is always logged the same way.
+    """
+
+    __slots__ = ("budget", "max_length", "meta", "section", "tail")
+
+    def __init__(
+        self,
+        section: Section,
+        changefreq: str | None,
+        priority: float | Decimal | str | None,
+    ) -> None:
+        self.section = section
+        self.max_length = section.get_max_loc_length()
+        self.budget = section.entry_budget()
+        #: changefreq and priority, in the XSD order after lastmod.
+        self.meta = xml.url_entry(
+            "",
+            None,
+            changefreq,
+            None if priority in (None, "") else f"{Decimal(str(priority)):.1f}",
+        ).removeprefix("<url><loc></loc>")[: -len("</url>\n")]
+        self.tail = self.meta + "</url>\n"
+
+    def write(
+        self, item: Any, url: str | None, lastmod: str | None, children: str = ""
+    ) -> str | None:
+        """The entry, or None (logged) when ``item`` may not be listed."""
+        if url is None:
+            return None
+        if len(url) > self.max_length:
+            self.section._drop(item, f"is longer than {self.max_length:,} characters")
+            return None
+        head = f"<lastmod>{lastmod}</lastmod>{self.meta}" if lastmod else self.meta
+        entry = f"<url><loc>{xml.escape(url)}</loc>{head}{children}</url>\n"
+        # ASCII text is as long in bytes as in characters: encode only otherwise.
+        if len(entry) > self.budget or not entry.isascii():
+            size = xml.byte_length(entry)
+            if size > self.budget:
+                self.section._drop(
+                    item,
+                    f"takes {size:,} bytes, over the per-URL budget of {self.budget:,} that "
+                    f"keeps files under {protocol.MAX_FILE_BYTES:,} bytes; raise max_loc_length",
+                )
+                return None
+        return entry
+
+    def write_clean_batch(self, rows: Sequence[Row]) -> list[str] | None:
+        """All entries of a batch at once, or None when it is not clean.
+
+        Clean: every row has a URL and a lastmod, no URL escapes or is
+        non-ASCII (checked on the joined batch, at C speed), and the longest
+        URL with the longest lastmod fits both limits. Then each entry is what
+        ``write`` gives, and none is dropped.
+        """
+        # Checked below to hold no None before being used as str.
+        urls = cast("list[str]", [row[1] for row in rows])
+        lastmods = cast("list[str]", [row[2] for row in rows])
+        if not lastmods or None in urls or not all(lastmods):
+            return None
+        longest = max(map(len, urls))
+        if longest > self.max_length or (
+            longest + max(map(len, lastmods)) + len(_LOC_LASTMOD) + len(self.tail) > self.budget
+        ):
+            return None
+        joined = "".join(urls)
+        if not joined.isascii() or any(c in joined for c in _XML_SPECIALS):
+            return None
+        tail = self.tail
+        return [
+            f"<url><loc>{url}</loc><lastmod>{lastmod}</lastmod>{tail}"
+            for url, lastmod in zip(urls, lastmods)
+        ]
+
+
 @dataclass(frozen=True)
 class PageInfo:
     """One file of a section, as listed in the index."""
@@ -208,22 +288,7 @@ class Section:
         fetched = [ext.fetch(self, [row[0] for row in rows]) for ext in self.extensions]
         versioned = [ext for ext in self.extensions if type(ext).versions is not Extension.versions]
         locators = self._locators(rows) if versioned else []
-        # Limits and the text after lastmod, once per batch (as _render_plain).
-        cls = type(self)
-        same_meta = (
-            cls.get_changefreq is Section.get_changefreq
-            and cls.get_priority is Section.get_priority
-            and cls._entry is Section._entry
-        )
-        max_length = self.get_max_loc_length()
-        budget = self.entry_budget()
-        meta = xml.url_entry(
-            "",
-            None,
-            self.changefreq,
-            None if self.priority in (None, "") else f"{Decimal(str(self.priority)):.1f}",
-        ).removeprefix("<url><loc></loc>")[: -len("</url>\n")]
-        escape = xml.escape
+        shared = self._shared_writer()
         for position, (item, url, lastmod, _values) in enumerate(rows):
             children = ""
             versions: Sequence[tuple[str, str]] | None = None
@@ -233,45 +298,27 @@ class Section:
                     versions = ext.versions(self, item, data[position], site, locators[position])
             if versions is None:
                 versions = () if url is None else ((url, ""),)
-            if not same_meta:
-                changefreq = self.get_changefreq(item)
-                priority = self.get_priority(item)
-                for version_url, version_children in versions:
-                    entry = self._entry(
-                        item,
-                        version_url,
-                        lastmod,
-                        version_children + children,
-                        changefreq=changefreq,
-                        priority=priority,
-                    )
-                    if entry is not None:
-                        yield entry
-                continue
-            head = f"<lastmod>{lastmod}</lastmod>{meta}" if lastmod else meta
+            writer = shared or _EntryWriter(
+                self, self.get_changefreq(item), self.get_priority(item)
+            )
             for version_url, version_children in versions:
-                if len(version_url) > max_length:
-                    self._drop(item, f"is longer than {max_length:,} characters")
-                    continue
-                entry = (
-                    f"<url><loc>{escape(version_url)}</loc>{head}"
-                    f"{version_children}{children}</url>\n"
-                )
-                if len(entry) > budget or not entry.isascii():
-                    size = xml.byte_length(entry)
-                    if size > budget:
-                        self._drop(
-                            item,
-                            f"takes {size:,} bytes, over the per-URL budget of {budget:,} "
-                            f"that keeps files under {protocol.MAX_FILE_BYTES:,} bytes; "
-                            "raise max_loc_length",
-                        )
-                        continue
-                yield entry
+                entry = writer.write(item, version_url, lastmod, version_children + children)
+                if entry is not None:
+                    yield entry
 
     def _locators(self, rows: Sequence[Row]) -> list[Callable[[str], str | None]]:
         """For each row, ``locate(language)``: its location in that language."""
         return [self._locator(row[0], row[3]) for row in rows]
+
+    def _shared_writer(self) -> _EntryWriter | None:
+        """One writer for every item, unless changefreq/priority vary per item."""
+        cls = type(self)
+        if (
+            cls.get_changefreq is Section.get_changefreq
+            and cls.get_priority is Section.get_priority
+        ):
+            return _EntryWriter(self, self.changefreq, self.priority)
+        return None
 
     def _renders_plain(self) -> bool:
         """No extensions, and changefreq/priority the same for every item."""
@@ -280,78 +327,19 @@ class Section:
             not self.extensions
             and cls.get_changefreq is Section.get_changefreq
             and cls.get_priority is Section.get_priority
-            and cls._entry is Section._entry
         )
 
     def _render_plain(self, rows: Sequence[Row]) -> list[str]:
-        """``_render`` for a plain section: what ``_entry`` gives, per batch.
-
-        The limits, changefreq and priority are read once per batch instead
-        of once per row; each entry is one f-string. Drops are logged as
-        ``_entry`` logs them.
-        """
-        max_length = self.get_max_loc_length()
-        budget = self.entry_budget()
-        priority = self.priority
-        # What follows loc and lastmod in every entry (url_entry's order).
-        tail = xml.url_entry(
-            "",
-            None,
-            self.changefreq,
-            None if priority in (None, "") else f"{Decimal(str(priority)):.1f}",
-        ).removeprefix("<url><loc></loc>")
-        # Checked below to hold no None before being used as str.
-        urls = cast("list[str]", [row[1] for row in rows])
-        lastmods = cast("list[str]", [row[2] for row in rows])
-        if urls and None not in urls:
-            longest = max(map(len, urls))
-            dated = all(lastmods)
-            if not dated and not any(lastmods):
-                lastmods, dated = [], False  # no lastmod at all: same shortcut
-            elif not dated:
-                longest = max_length + 1  # some with, some without: entry by entry
-            fixed = (
-                len(_LOC_LASTMOD) + max(map(len, lastmods)) if dated else len("<url><loc></loc>")
-            )
-            joined = "".join(urls) if longest <= max_length else ""
-            # The common batch: every URL listable, none escapes or is
-            # non-ASCII (checked on the joined batch, at C speed), so each
-            # entry is as long as its text and within the budget.
-            if (
-                joined
-                and longest + fixed + len(tail) <= budget
-                and joined.isascii()
-                and not any(c in joined for c in _XML_SPECIALS)
-            ):
-                if dated:
-                    return [
-                        f"<url><loc>{url}</loc><lastmod>{lastmod}</lastmod>{tail}"
-                        for url, lastmod in zip(urls, lastmods)
-                    ]
-                return [f"<url><loc>{url}</loc>{tail}" for url in urls]
-        escape = xml.escape
+        """``_render`` for a plain section: one writer for the whole batch."""
+        writer = _EntryWriter(self, self.changefreq, self.priority)
+        clean = writer.write_clean_batch(rows)
+        if clean is not None:
+            return clean
         entries = []
         for item, url, lastmod, _ in rows:
-            if url is None:
-                continue
-            if len(url) > max_length:
-                self._drop(item, f"is longer than {max_length:,} characters")
-                continue
-            if lastmod:
-                entry = f"<url><loc>{escape(url)}</loc><lastmod>{lastmod}</lastmod>{tail}"
-            else:
-                entry = f"<url><loc>{escape(url)}</loc>{tail}"
-            if len(entry) > budget or not entry.isascii():
-                size = xml.byte_length(entry)
-                if size > budget:
-                    self._drop(
-                        item,
-                        f"takes {size:,} bytes, over the per-URL budget of {budget:,} that "
-                        f"keeps files under {protocol.MAX_FILE_BYTES:,} bytes; "
-                        "raise max_loc_length",
-                    )
-                    continue
-            entries.append(entry)
+            entry = writer.write(item, url, lastmod)
+            if entry is not None:
+                entries.append(entry)
         return entries
 
     def _has_versions(self) -> bool:
@@ -390,27 +378,7 @@ class Section:
         priority: float | Decimal | str | None = None,
     ) -> str | None:
         """The ``<url>`` entry for ``item``, or None (logged) when it may not be listed."""
-        if url is None:
-            return None
-        if len(url) > self.get_max_loc_length():
-            self._drop(item, f"is longer than {self.get_max_loc_length():,} characters")
-            return None
-        entry = xml.url_entry(
-            xml.escape(url),
-            lastmod,
-            changefreq,
-            None if priority in (None, "") else f"{Decimal(str(priority)):.1f}",
-            children,
-        )
-        if xml.byte_length(entry) > self.entry_budget():
-            self._drop(
-                item,
-                f"takes {xml.byte_length(entry):,} bytes, over the per-URL budget of "
-                f"{self.entry_budget():,} that keeps files under "
-                f"{protocol.MAX_FILE_BYTES:,} bytes; raise max_loc_length",
-            )
-            return None
-        return entry
+        return _EntryWriter(self, changefreq, priority).write(item, url, lastmod, children)
 
     def _drop(self, item: Any, why: str) -> None:
         logger.warning(
