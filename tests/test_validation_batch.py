@@ -47,6 +47,8 @@ ODDITIES = (
     "<url><loc>" + SITE + "/dup</loc></url>",
     "<sitemap><loc>{loc}</loc></sitemap>",
     "<stray>{n}</stray>",
+    "<foo><url><loc>{loc}</loc></url></foo>",
+    "<urlset/>",
     "<other:thing xmlns:other='urn:x'>{n}</other:thing>",
     "<url><loc>{loc}</loc><image:image><image:loc>{loc}.jpg</image:loc>"
     "<image:caption>c</image:caption></image:image></url>",
@@ -148,3 +150,23 @@ def test_fast_path_is_taken(monkeypatch):
     assert report.summary() == {"errors": 0, "warnings": 0, "info": 0}
     # Only the first entry of each origin / of each new value goes the general way.
     assert len(calls) < 20
+
+
+@pytest.mark.parametrize("chunk", [61, 1_000, 65_536])
+def test_same_findings_whatever_the_chunks(chunk, monkeypatch):
+    """Strays in bulk (more than MAX_STRAY_CHILDREN in a row) and a url nested in
+    a stray: the same findings however the bytes arrive."""
+    body = "".join(plain(n) for n in range(3_000))
+    nested = "<foo><url><loc>https://example.com/nested</loc></url>" + "<x/>" * 3_000 + "</foo>"
+    data = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<urlset xmlns="{protocol.SITEMAP_NS}">{body}{nested}<bar/>{plain(9_999)}<baz/></urlset>'
+    ).encode()
+    entries, findings = run(data, chunk, fast=True, monkeypatch=monkeypatch)
+    assert (entries, findings) == run(data, 65_536, fast=False, monkeypatch=monkeypatch)
+    assert entries == 3_001
+    assert [finding["message"] for finding in findings] == [
+        "<foo> directly under <urlset>",
+        "<bar> directly under <urlset>",
+        "<baz> directly under <urlset>",
+    ]

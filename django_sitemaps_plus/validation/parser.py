@@ -49,6 +49,8 @@ MAX_TEXT_LINE_BYTES: Final = 4 * protocol.MAX_LOC_LENGTH
 #: hreflang links waiting for their target entry; beyond this, reciprocity is
 #: checked only for links whose target was already seen (bounded memory).
 MAX_PENDING_ALTERNATES: Final = 100_000
+#: The local names the parser raises events for (in any namespace).
+_EVENT_NAMES: Final = ("url", "sitemap", "urlset", "sitemapindex")
 #: Marks "not in the dictionary" where None is a meaningful value.
 _UNSEEN: Final = object()
 #: Non-entry children kept under the root before they are reported and dropped.
@@ -705,24 +707,46 @@ class XmlChecker:
                     last = element
         except etree.XMLSyntaxError:
             pass  # reported by feed()/close(), which see the same error
-        if last is not None:
-            self._check_batch(last)
-            last = None
         root = self._root
-        if root is not None and len(root) > MAX_STRAY_CHILDREN:
+        if root is None:
+            return
+        if last is not None:
+            if last.getparent() is root:
+                self._check_batch(last)
+            else:
+                # A url nested in another element under the root: that element
+                # (a stray, maybe still open) ends the children checked now.
+                while last.getparent() is not root:
+                    last = last.getparent()
+                self._flush(last)
+            last = None
+        if len(root) > MAX_STRAY_CHILDREN:
             # Non-entry elements raise no event; drop them before they pile up
             # (the last child may be an entry still open).
-            self._stray_children(before=root[-1])
+            self._flush(root[-1])
+
+    def _drop_checked(self) -> None:
+        """Remove the entry kept from the previous batch (the root's first child)."""
+        if self._last_entry is not None:
+            if self._root[0] is self._last_entry:
+                del self._root[0]
+            self._last_entry = None
+
+    def _flush(self, stop: Any) -> None:
+        """Check, report and drop all the root's children before ``stop``."""
+        root = self._root
+        self._drop_checked()
+        end = root.index(stop)
+        if self._kind is not None:
+            self._slow_batch(root, 0, end, flush=True)
+        del root[:end]
 
     def _check_batch(self, last: Any) -> None:
         """Check the root's children up to ``last`` (an entry just finished), then
         drop all but ``last``: libxml2 may still append text to the node just
         finished (lxml's iterparse idiom), so it is only cleared."""
         root = self._root
-        if self._last_entry is not None:
-            if root[0] is self._last_entry:  # checked in the previous batch
-                del root[0]
-            self._last_entry = None
+        self._drop_checked()
         end = root.index(last) + 1
         if self._kind is not None and not self._fast_batch(root, last, end):
             self._slow_batch(root, 0, end)
@@ -731,8 +755,12 @@ class XmlChecker:
             del root[: end - 1]
         self._last_entry = last
 
-    def _slow_batch(self, root: Any, start: int, end: int) -> None:
-        """Each child on its own (any shape): entries, misplaced entries, strays."""
+    def _slow_batch(self, root: Any, start: int, end: int, *, flush: bool = False) -> None:
+        """Each child on its own (any shape): entries, misplaced entries, strays.
+
+        As when each entry was handled at its end event: an element that raises
+        no event is reported after the next one that does (or at ``flush``).
+        """
         strays: list[Any] = []
         entry_tag = self._entry_tag
         for child in root[start:end]:
@@ -742,15 +770,18 @@ class XmlChecker:
                 if self._entries > self._limit:
                     self._over_limit(child)
                 self._check_entry(child)
-            elif isinstance(tag, str) and tag.rpartition("}")[2] in ("url", "sitemap"):
+            elif isinstance(tag, str) and tag.rpartition("}")[2] in _EVENT_NAMES:
                 self._wrong_entry(child)  # a url under sitemapindex, or the reverse
             else:
-                strays.append(child)  # no event: reported after the next entry
+                strays.append(child)
                 continue
             child.clear(keep_tail=True)
             for stray in strays:
                 self._report_stray(stray)
             strays.clear()
+        if flush:
+            for stray in strays:
+                self._report_stray(stray)
 
     def _report_stray(self, child: Any) -> None:
         tag = child.tag
