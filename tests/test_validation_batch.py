@@ -88,6 +88,17 @@ def multilingual(n: int) -> str:
     )
 
 
+def multilingual_unreciprocated(n: int) -> str:
+    """Plain in shape, but every 7th page lists the next group's version."""
+    entry = multilingual(n)
+    if n % 7 == 0:
+        group = n // len(LANGUAGES)
+        entry = entry.replace(f'href="{SITE}/de/g{group}"', f'href="{SITE}/de/g{group + 1}"')
+    if n % 11 == 0:
+        entry = entry.replace(f"<loc>{SITE}/", f"<loc>{SITE}/self-less/", 1)
+    return entry
+
+
 def document(seed: int, entries: int, maker, odd_share: float) -> bytes:  # type: ignore[no-untyped-def]
     chooser = random.Random(seed)
     body = []
@@ -116,7 +127,7 @@ def run(data: bytes, chunk: int, *, fast: bool, monkeypatch, **options):  # type
 
 
 @pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("maker", [plain, multilingual])
+@pytest.mark.parametrize("maker", [plain, multilingual, multilingual_unreciprocated])
 def test_fast_path_matches_general_path(seed, maker, monkeypatch):
     odd_share = (0.0, 0.01, 0.05, 0.3)[seed % 4]
     data = document(seed, 1_200, maker, odd_share)

@@ -40,6 +40,8 @@ _LINK: Final = 6
 _IMAGE: Final = 7
 _NEWS: Final = 8
 _VIDEO: Final = 9
+#: A link already known good (its href in place of the element).
+_KNOWN_LINK: Final = 10
 
 #: Bytes inspected before the root element for the XML declaration, a BOM
 #: and a DOCTYPE.
@@ -542,6 +544,21 @@ class _Shape:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _Cluster:
+    """An entry's alternates as the reciprocity check needs them."""
+
+    #: The distinct hrefs, the sum of their hashes, each href with its hash.
+    members: set[str]
+    total: int
+    hashed: list[tuple[str, int]]
+
+    @classmethod
+    def of(cls, alternates: list[str]) -> _Cluster:
+        members = set(alternates)
+        return cls(members, sum(map(hash, members)), [(href, hash(href)) for href in alternates])
+
+
 class _Counter:
     """Occurrences of a repeated finding, reported once per file at the end."""
 
@@ -1031,12 +1048,21 @@ class XmlChecker:
             seen.update(dict.fromkeys(hashes))
             return
         # Entry by entry, in order: reciprocity compares with entries seen before.
+        # The versions of one page follow each other with the same links.
         check_cluster = self._check_cluster
+        previous: list[str] | None = None
+        cluster: _Cluster | None = None
         for index, entry in enumerate(root[:count]):
             key = hashes[index]
             seen[key] = None
-            alternates = hrefs[index * links : (index + 1) * links] if hrefs is not None else None
-            check_cluster(key, locs[index], entry.sourceline, alternates)
+            if hrefs is None:
+                check_cluster(key, locs[index], entry, None)
+                continue
+            alternates = hrefs[index * links : (index + 1) * links]
+            if alternates != previous:
+                previous = alternates
+                cluster = _Cluster.of(alternates)
+            check_cluster(key, locs[index], entry, alternates, cluster)
 
     def _shape_for(self, entry: Any, batch: str) -> _Shape | None:
         if entry.tag != self._entry_tag:
@@ -1158,21 +1184,18 @@ class XmlChecker:
                 position = _EXTENSION  # another namespace: allowed after the protocol's four
             elif position >= _EXTENSION:
                 if position == _LINK:
-                    # Inline fast path (250,000 links in a 50 MB file): a known-good
-                    # hreflang and href need no further check.
+                    # A known-good hreflang and href need no further check; the
+                    # href keeps its place among the alternates (document order).
                     href = child.get("href")
+                    if extensions is None:
+                        extensions = []
                     if (
                         href in valid_urls
                         and child.get("hreflang") in valid_hreflangs
                         and child.get("rel") == "alternate"
                     ):
-                        if alternates is None:
-                            alternates = [href]
-                        else:
-                            alternates.append(href)
+                        extensions.append((_KNOWN_LINK, href))
                     else:
-                        if extensions is None:
-                            extensions = []
                         extensions.append((position, child))
                 else:
                     if position == _IMAGE:
@@ -1208,7 +1231,12 @@ class XmlChecker:
             self._check_priority(priority_el, loc)
         if extensions is not None:
             for kind, child in extensions:
-                if kind == _LINK:
+                if kind == _KNOWN_LINK:
+                    if alternates is None:
+                        alternates = [child]
+                    else:
+                        alternates.append(child)
+                elif kind == _LINK:
                     alternates = self._check_link(child, loc, alternates)
                 elif kind == _IMAGE:
                     self._check_image(child, loc)
@@ -1481,7 +1509,12 @@ class XmlChecker:
         return alternates
 
     def _check_cluster(
-        self, key: int, loc: str, line: int | None, alternates: list[str] | None
+        self,
+        key: int,
+        loc: str,
+        where: Any,
+        alternates: list[str] | None,
+        cluster: _Cluster | None = None,
     ) -> None:
         """Self-reference and reciprocity of hreflang alternates, in bounded memory.
 
@@ -1490,18 +1523,29 @@ class XmlChecker:
         of the hashes of the set. A link to an entry not seen yet waits in
         ``_pending`` until that entry arrives; a link to an entry seen
         before compares with its stored signature.
+
+        ``where`` is the entry's line or the entry itself (its line is read
+        only when needed); ``cluster`` is ``_Cluster.of(alternates)`` when the
+        caller has it already (the versions of a page list the same links).
         """
         report = self.report
+        line: int | None = where if where is None or isinstance(where, int) else None
         signature: int | None = None
         if alternates is not None:
-            hrefs = set(alternates)
-            if loc not in hrefs:
+            if cluster is None:
+                cluster = _Cluster.of(alternates)
+            if loc in cluster.members:
+                signature = cluster.total & 0xFFFFFFFFFFFFFFFF
+            else:
+                if line is None and where is not None:
+                    line = where.sourceline
                 report.add("SM843", "the page is not among its own alternates", line=line, url=loc)
-            hrefs.add(loc)
-            signature = sum(map(hash, hrefs)) & 0xFFFFFFFFFFFFFFFF
+                signature = (cluster.total + hash(loc)) & 0xFFFFFFFFFFFFFFFF
             self._locs.seen[key] = signature
         waiting = self._pending.pop(key, None)
         if waiting is not None and waiting[0] != signature:
+            if line is None and where is not None:
+                line = where.sourceline
             report.add(
                 "SM844",
                 f"the entry at line {waiting[1]} lists this URL as an alternate, "
@@ -1510,17 +1554,18 @@ class XmlChecker:
                 line=line,
                 url=loc,
             )
-        if alternates is None:
+        if cluster is None:
             return
         seen = self._locs.seen
         pending = self._pending
-        for href in alternates:
+        for href, other in cluster.hashed:
             if href == loc:
                 continue
-            other = hash(href)
             other_signature = seen.get(other, _UNSEEN)
             if other_signature is not _UNSEEN:
                 if other_signature != signature:
+                    if line is None and where is not None:
+                        line = where.sourceline
                     report.add(
                         "SM844",
                         f"lists {href} as an alternate, but that entry lists "
@@ -1536,6 +1581,8 @@ class XmlChecker:
             waiting_for_other = pending.get(other)
             if waiting_for_other is not None:
                 if waiting_for_other[0] != signature:
+                    if line is None and where is not None:
+                        line = where.sourceline
                     report.add(
                         "SM844",
                         f"lists {href} as an alternate, as does the entry at line "
@@ -1544,6 +1591,8 @@ class XmlChecker:
                         url=loc,
                     )
             elif len(pending) < MAX_PENDING_ALTERNATES:
+                if line is None and where is not None:
+                    line = where.sourceline
                 pending[other] = (signature, line)
 
     # End of file ------------------------------------------------------------------------
