@@ -504,14 +504,17 @@ class _Shape:
             f"count({batch}/*[{position}]/self::{name}) = $c"
             for position, name in enumerate(protocol_names, 1)
         ]
-        if links or images:
-            terms += [f"count({batch}/{name}/node()[2]) = 0" for name in protocol_names]
-        else:
-            terms.append(f"count({batch}/*/node()[2]) = 0")
+        # At most one node in each child but the images (checked below).
+        terms.append(
+            f"count({batch}/*/node()[2]) = count({batch}/i:image/node()[2])"
+            if images
+            else f"count({batch}/*/node()[2]) = 0"
+        )
+        # With exactly `size` children, `width` of them the protocol's, at least
+        # `links` links and `images` images leave room for nothing else.
         if links:
             terms += [
                 f"count({batch}/x:link[{links}]) = $c",
-                f"count({batch}/x:link[{links + 1}]) = 0",
                 # Node-set comparisons are existential: no rel differs.
                 f"count({batch}/x:link/@rel) = $c * {links}",
                 f"not({batch}/x:link/@rel != 'alternate')",
@@ -519,14 +522,18 @@ class _Shape:
         if images:
             terms += [
                 f"count({batch}/i:image[{images}]) = $c",
-                f"count({batch}/i:image[{images + 1}]) = 0",
                 f"count({batch}/i:image/*[1]/self::i:loc) = $c * {images}",
                 f"count({batch}/i:image/*[2]) = 0",
                 f"count({batch}/i:image/i:loc/node()[2]) = 0",
             ]
         # From the root, in document order: the batch's values come first, then
         # those of any child after it (a reverse axis would need a sort).
-        values = [f"*/{name}/text()" for name in protocol_names]
+        if not links and not images:
+            # Protocol children only, one text node each: one call for all texts.
+            terms.append(f"count({batch}/*/text()) = $c * {size}")
+            values = ["*/*/text()"]
+        else:
+            values = [f"*/{name}/text()" for name in protocol_names]
         if links:
             values += ["*/x:link/@href", "*/x:link/@hreflang"]
         if images:
@@ -849,6 +856,10 @@ class XmlChecker:
         names = shape.protocol
         links = shape.links
         images = shape.images
+        if not links and not images:
+            width = len(names)
+            texts = lists[0][: count * width]
+            lists = [texts[offset::width] for offset in range(width)]
         if following is not None:
             # Values of the children after the batch (an entry still open) follow.
             extra = [count] * len(names) + [count * links] * (2 if links else 0)
