@@ -55,6 +55,9 @@ MAX_PENDING_ALTERNATES: Final = 100_000
 _EVENT_NAMES: Final = ("url", "sitemap", "urlset", "sitemapindex")
 #: Marks "not in the dictionary" where None is a meaningful value.
 _UNSEEN: Final = object()
+#: Bytes fed between two batch checks: larger batches spread the fixed cost of
+#: each XPath call over more entries; the tree holds at most this much at once.
+BATCH_BYTES: Final = 1 << 17
 #: Non-entry children kept under the root before they are reported and dropped.
 MAX_STRAY_CHILDREN: Final = 1_024
 #: A timestamp this far ahead of now is still "now" (clock skew).
@@ -601,6 +604,9 @@ class XmlChecker:
         self._depth = 0
         self._root: Any = None
         self._last_entry: Any = None
+        #: The last entry finished but not checked yet (its batch is growing).
+        self._unchecked: Any = None
+        self._unbatched_bytes = 0
         self._kind: str | None = None
         self._ns = NS
         self._locs = LocChecker(report, context)
@@ -681,13 +687,14 @@ class XmlChecker:
     def feed(self, chunk: bytes) -> None:
         if self.stopped:
             return
+        self._unbatched_bytes += len(chunk)
         try:
             self._parser.feed(chunk)
         except etree.XMLSyntaxError as exc:
-            self._drain()
+            self._drain(final=True)
             self._syntax_error(exc)
             return
-        self._drain()
+        self._drain(final=False)
 
     def close(self, *, truncated: bool = False) -> None:
         if self.stopped:
@@ -695,12 +702,12 @@ class XmlChecker:
         try:
             self._parser.close()
         except etree.XMLSyntaxError as exc:
-            self._drain()
+            self._drain(final=True)
             if not truncated:
                 self._syntax_error(exc)
                 return
         else:
-            self._drain()
+            self._drain(final=True)
         if self._root is not None:
             self._stray_children()
         self._finish()
@@ -712,12 +719,13 @@ class XmlChecker:
         line, column = exc.position if exc.position else (None, None)
         self.report.add(_syntax_rule(message), message, line=line, column=column)
 
-    def _drain(self) -> None:
+    def _drain(self, *, final: bool) -> None:
         # Events come only for the four protocol names (in any namespace), so
         # Python sees one start and one end per entry, not per element. The
-        # entries finished since the last feed are then checked together: a
-        # batch of uniform, plain entries has its values read by a few
-        # compiled XPath calls (C) instead of a Python visit of every child.
+        # entries finished are then checked together, about BATCH_BYTES at a
+        # time (or all at the end): a batch of uniform, plain entries has its
+        # values read by a few compiled XPath calls (C) instead of a Python
+        # visit of every child.
         last = None
         try:
             for event, element in self._parser.read_events():
@@ -736,18 +744,29 @@ class XmlChecker:
             return
         if last is not None:
             if last.getparent() is root:
-                self._check_batch(last)
+                self._unchecked = last
             else:
                 # A url nested in another element under the root: that element
                 # (a stray, maybe still open) ends the children checked now.
+                self._check_unchecked()
                 while last.getparent() is not root:
                     last = last.getparent()
                 self._flush(last)
             last = None
+        if self._unchecked is not None and (
+            final or self._unbatched_bytes >= BATCH_BYTES or len(root) > MAX_STRAY_CHILDREN
+        ):
+            self._check_unchecked()
         if len(root) > MAX_STRAY_CHILDREN:
             # Non-entry elements raise no event; drop them before they pile up
             # (the last child may be an entry still open).
             self._flush(root[-1])
+
+    def _check_unchecked(self) -> None:
+        if self._unchecked is not None:
+            self._check_batch(self._unchecked)
+            self._unchecked = None
+            self._unbatched_bytes = 0
 
     def _drop_checked(self) -> None:
         """Remove the entry kept from the previous batch (the root's first child)."""
