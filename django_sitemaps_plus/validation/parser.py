@@ -1080,19 +1080,40 @@ class XmlChecker:
         # Entry by entry, in order: reciprocity compares with entries seen before.
         # The versions of one page follow each other with the same links.
         check_cluster = self._check_cluster
-        previous: list[str] | None = None
-        cluster: _Cluster | None = None
-        for index, entry in enumerate(root[:count]):
-            key = hashes[index]
-            seen[key] = None
-            if hrefs is None:
+        entries = root[:count]
+        if hrefs is None:
+            for index, entry in enumerate(entries):
+                key = hashes[index]
+                seen[key] = None
                 check_cluster(key, locs[index], entry, None)
-                continue
+            return
+        pending = self._pending
+        previous: list[str] | None = None
+        cluster = _Cluster.of([])
+        index = 0
+        while index < count:
             alternates = hrefs[index * links : (index + 1) * links]
             if alternates != previous:
                 previous = alternates
                 cluster = _Cluster.of(alternates)
-            check_cluster(key, locs[index], entry, alternates, cluster)
+            end = index + len(cluster.members)
+            if (
+                end <= count
+                and hrefs[index * links : end * links] == alternates * (end - index)
+                and cluster.members.issuperset(locs[index:end])
+                and len(set(locs[index:end])) == end - index
+                and pending.keys().isdisjoint(hashes[index:end])
+            ):
+                # A whole cluster in a row, new to the file: each page lists
+                # exactly the pages of the run, itself included; checked one
+                # by one they would all agree and leave nothing pending.
+                seen.update(dict.fromkeys(hashes[index:end], cluster.total & 0xFFFFFFFFFFFFFFFF))
+                index = end
+                continue
+            key = hashes[index]
+            seen[key] = None
+            check_cluster(key, locs[index], entries[index], alternates, cluster)
+            index += 1
 
     def _shape_for(self, entry: Any, batch: str) -> _Shape | None:
         if entry.tag != self._entry_tag:
