@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -148,6 +148,9 @@ class PageInfo:
     number: int
     lastmod: LastmodValue
     url_count: int
+    #: What ``page_info`` already computed that ``page_entries`` can reuse
+    #: (a contrib sitemap's rendered URLs), so a page is not rendered twice.
+    prepared: Any = field(default=None, compare=False, repr=False)
 
 
 class Section:
@@ -427,7 +430,9 @@ class Section:
                 return page
         return None
 
-    def page_entries(self, number: int, site: SiteContext) -> Iterator[str]:
+    def page_entries(
+        self, number: int, site: SiteContext, info: PageInfo | None = None
+    ) -> Iterator[str]:
         size = self.items_per_file()
         items = self._all_items()[(number - 1) * size : number * size]
         for start in range(0, len(items), BATCH_ROWS):
@@ -443,9 +448,11 @@ class Section:
             ]
             yield from self._render(rows, site)
 
-    def page_locations(self, number: int, site: SiteContext) -> Iterator[str]:
+    def page_locations(
+        self, number: int, site: SiteContext, info: PageInfo | None = None
+    ) -> Iterator[str]:
         """The absolute URLs of a page, for the text sitemap."""
-        for entry in self.page_entries(number, site):
+        for entry in self.page_entries(number, site, info):
             start = entry.index("<loc>") + 5
             yield _unescape(entry[start : entry.index("</loc>", start)])
 
@@ -729,7 +736,9 @@ class ModelSection(Section):
         ordered: models.QuerySet[Any] = page.order_by("pk")
         return ordered
 
-    def page_entries(self, number: int, site: SiteContext) -> Iterator[str]:
+    def page_entries(
+        self, number: int, site: SiteContext, info: PageInfo | None = None
+    ) -> Iterator[str]:
         for batch in self._page_batches(number, site):
             yield from self._render(batch, site)
 
@@ -919,20 +928,23 @@ class ContribSection(Section):
         if not self._has_lastmod():
             return PageInfo(number, None, len(paginator.page(number)))
         urls = self._urls(number, site)
-        return PageInfo(number, latest([u["lastmod"] for u in urls]), len(urls))
+        return PageInfo(number, latest([u["lastmod"] for u in urls]), len(urls), prepared=urls)
 
-    def page_entries(self, number: int, site: SiteContext) -> Iterator[str]:
-        for info in self._urls(number, site):
-            item = info.get("item")
-            url = self._absolute(item, info["location"], site)
-            children = "".join(self._alternate_links(info.get("alternates", ()), site))
+    def page_entries(
+        self, number: int, site: SiteContext, info: PageInfo | None = None
+    ) -> Iterator[str]:
+        urls = info.prepared if info is not None and info.prepared is not None else None
+        for url_info in urls if urls is not None else self._urls(number, site):
+            item = url_info.get("item")
+            url = self._absolute(item, url_info["location"], site)
+            children = "".join(self._alternate_links(url_info.get("alternates", ()), site))
             entry = self._entry(
                 item,
                 url,
-                format_w3c(info.get("lastmod")),
+                format_w3c(url_info.get("lastmod")),
                 children,
-                changefreq=info.get("changefreq"),
-                priority=info.get("priority"),
+                changefreq=url_info.get("changefreq"),
+                priority=url_info.get("priority"),
             )
             if entry is not None:
                 yield entry

@@ -27,7 +27,7 @@ from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c, latest
 from django_sitemaps_plus.location import SiteContext, site_context
 from django_sitemaps_plus.registry import site as registry
-from django_sitemaps_plus.sections import Section
+from django_sitemaps_plus.sections import PageInfo, Section
 
 logger = logging.getLogger("django_sitemaps_plus")
 
@@ -138,13 +138,14 @@ def index(request: HttpRequest) -> HttpResponseBase:
 
 
 def _page_prepare(
-    found: Section, page: int, site: SiteContext, body: Callable[[], Iterator[bytes]]
+    found: Section, page: int, site: SiteContext, body: Callable[[PageInfo], Iterator[bytes]]
 ) -> Callable[[], Prepared]:
     def prepare() -> Prepared:
         info = found.page_info(page, site)
         if info is None:
             raise Http404("No such sitemap page.")
-        return Prepared(info.lastmod, body, found.expires_at(page, site))
+        # The body gets the info: what page_info computed is not computed twice.
+        return Prepared(info.lastmod, lambda: body(info), found.expires_at(page, site))
 
     return prepare
 
@@ -161,7 +162,9 @@ def section(request: HttpRequest, section: str, page: int) -> HttpResponseBase:
             found,
             page,
             site,
-            lambda: xml.stream_urlset(found.page_entries(page, site), found.namespaces()),
+            lambda info: xml.stream_urlset(
+                found.page_entries(page, site, info), found.namespaces()
+            ),
         ),
         lambda: found.page_info(page, site),
     )
@@ -176,7 +179,9 @@ def section_txt(request: HttpRequest, section: str, page: int) -> HttpResponseBa
     source = Source(
         [found],
         TEXT_CONTENT_TYPE,
-        _page_prepare(found, page, site, lambda: xml.stream_text(found.page_locations(page, site))),
+        _page_prepare(
+            found, page, site, lambda info: xml.stream_text(found.page_locations(page, site, info))
+        ),
         lambda: found.page_info(page, site),
     )
     return _serve(request, site, source, f"sitemap-{section}-{page}.txt")

@@ -72,10 +72,10 @@ class CountingSection(Section):
     def items(self):
         return ["home", "about"]
 
-    def page_entries(self, number, site):
+    def page_entries(self, number, site, info=None):
         type(self).renders += 1
         time.sleep(self.delay)
-        yield from super().page_entries(number, site)
+        yield from super().page_entries(number, site, info)
 
 
 @pytest.fixture

@@ -393,6 +393,29 @@ class TestContribAndPlainSections:
         _, page = fetch("/sitemap-static-2.xml")
         assert locs(page) == ["https://example.com/about/"]
 
+    def test_contrib_page_with_lastmod_is_rendered_once_per_request(self, registry):
+        calls: list[str] = []
+
+        class CountingSitemap(Sitemap):
+            def items(self):
+                return ["home", "about"]
+
+            def location(self, item):
+                calls.append(item)
+                from django.urls import reverse
+
+                return reverse(item)
+
+            def lastmod(self, item):
+                return at(3)
+
+        register(CountingSitemap)
+        response, body = fetch("/sitemap-counting-1.xml")
+        assert response["Last-Modified"] == http_date(at(3).timestamp())
+        assert locs(body) == ["https://example.com/", "https://example.com/about/"]
+        # page_info's rendering (for Last-Modified) is reused for the body.
+        assert calls == ["home", "about"]
+
     @override_settings(LANGUAGES=[("en", "English"), ("de", "German")])
     def test_contrib_i18n_alternates(self, registry):
         class I18nSitemap(Sitemap):

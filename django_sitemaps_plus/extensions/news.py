@@ -229,9 +229,11 @@ class NewsSection(ModelSection):
         ordered: models.QuerySet[Any] = page.order_by(f"-{self.date_field}", "-pk")
         return ordered
 
-    def page_entries(self, number: int, site: SiteContext) -> Iterator[str]:
+    def page_entries(
+        self, number: int, site: SiteContext, info: PageInfo | None = None
+    ) -> Iterator[str]:
         listed = False
-        for entry in super().page_entries(number, site):
+        for entry in super().page_entries(number, site, info):
             listed = True
             yield entry
         if not listed and number == 1:
