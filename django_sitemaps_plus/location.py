@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from django.apps import apps
 from django.http import HttpRequest
@@ -51,19 +51,33 @@ class SiteContext:
 def site_context(request: HttpRequest | None = None) -> SiteContext:
     """The base URL for ``request``: setting, then Sites framework, then request."""
     base = conf.BASE_URL
-    if base:
-        return SiteContext(base)
-    if apps.is_installed("django.contrib.sites"):
+    if not base and apps.is_installed("django.contrib.sites"):
         from django.contrib.sites.shortcuts import get_current_site
 
         site = get_current_site(request)
-        return SiteContext(f"{conf.PROTOCOL}://{site.domain}".rstrip("/"))
-    if request is None:
-        raise ValueError(
-            "Cannot build absolute URLs without a request: set SITEMAPS_PLUS['BASE_URL'] "
-            "or install django.contrib.sites."
-        )
-    return SiteContext(f"{request.scheme}://{request.get_host()}")
+        base = f"{conf.PROTOCOL}://{site.domain}".rstrip("/")
+    if not base:
+        if request is None:
+            raise ValueError(
+                "Cannot build absolute URLs without a request: set SITEMAPS_PLUS['BASE_URL'] "
+                "or install django.contrib.sites."
+            )
+        base = f"{request.scheme}://{request.get_host()}"
+    return SiteContext(ascii_origin(base))
+
+
+def ascii_origin(base_url: str) -> str:
+    """``base_url`` with an internationalised host in its ASCII (IDNA) form.
+
+    A ``<loc>`` must be a URI (RFC 3986): ``https://bücher.example`` is
+    written ``https://xn--bcher-kva.example``.
+    """
+    if base_url.isascii():
+        return base_url
+    parts = urlsplit(base_url)
+    host = (parts.hostname or "").encode("idna").decode("ascii")
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def absolute_location(location: str, site: SiteContext) -> tuple[str | None, str | None]:

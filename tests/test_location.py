@@ -63,3 +63,18 @@ def test_template_values_the_pattern_refuses_raise_like_reverse():
     slug = LocationTemplate("article", {"slug": "slug"})
     with pytest.raises(NoReverseMatch):
         slug.path(["has/slash"])
+
+
+@pytest.mark.parametrize(
+    ("base", "expected"),
+    [
+        ("https://example.com", "https://example.com"),
+        ("https://bücher.example", "https://xn--bcher-kva.example"),
+        ("http://bücher.example:8000", "http://xn--bcher-kva.example:8000"),
+    ],
+)
+def test_internationalised_hosts_become_ascii(base, expected, settings):
+    from django_sitemaps_plus.location import site_context
+
+    settings.SITEMAPS_PLUS = {"BASE_URL": base}
+    assert site_context().base_url == expected
