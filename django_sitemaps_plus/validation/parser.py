@@ -499,7 +499,6 @@ class _Shape:
         size = len(tags)
         terms = [
             f"count({batch}/self::s:url) = $c",
-            f"count({batch}/*[{size}]) = $c",
             f"count({batch}/*[{size + 1}]) = 0",
             f"count({batch}/text()[normalize-space()]) = 0",
         ]
@@ -507,6 +506,8 @@ class _Shape:
             f"count({batch}/*[{position}]/self::{name}) = $c"
             for position, name in enumerate(protocol_names, 1)
         ]
+        if size > len(protocol_names):  # (else the last position is checked above)
+            terms.append(f"count({batch}/*[{size}]) = $c")
         # At most one node in each child but the images (checked below).
         terms.append(
             f"count({batch}/*/node()[2]) = count({batch}/i:image/node()[2])"
