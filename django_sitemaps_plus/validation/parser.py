@@ -728,18 +728,20 @@ class XmlChecker:
         # values read by a few compiled XPath calls (C) instead of a Python
         # visit of every child.
         last = None
+        depth = self._depth
         try:
             for event, element in self._parser.read_events():
                 if event == "start":
-                    self._depth += 1
-                    if self._depth == 1:
+                    depth += 1
+                    if depth == 1:
                         self._start_root(element)
                     continue
-                self._depth -= 1
-                if self._depth == 1 and self._root is not None:
+                depth -= 1
+                if depth == 1:
                     last = element
         except etree.XMLSyntaxError:
             pass  # reported by feed()/close(), which see the same error
+        self._depth = depth
         root = self._root
         if root is None:
             return
