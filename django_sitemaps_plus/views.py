@@ -137,54 +137,42 @@ def index(request: HttpRequest) -> HttpResponseBase:
     return _serve(request, site, source, "sitemap.xml")
 
 
-def _page_prepare(
-    found: Section, page: int, site: SiteContext, body: Callable[[PageInfo], Iterator[bytes]]
-) -> Callable[[], Prepared]:
+def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> HttpResponseBase:
+    """One file of a section, as XML (``ext`` "xml") or text ("txt")."""
+    found = _section_or_404(section)
+    site = site_context(request)
+
+    def body(info: PageInfo) -> Iterator[bytes]:
+        # The body gets the info: what page_info computed is not computed twice.
+        if ext == "xml":
+            return xml.stream_urlset(found.page_entries(page, site, info), found.namespaces())
+        return xml.stream_text(found.page_locations(page, site, info))
+
     def prepare() -> Prepared:
         info = found.page_info(page, site)
         if info is None:
             raise Http404("No such sitemap page.")
-        # The body gets the info: what page_info computed is not computed twice.
         return Prepared(info.lastmod, lambda: body(info), found.expires_at(page, site))
 
-    return prepare
+    source = Source(
+        [found],
+        XML_CONTENT_TYPE if ext == "xml" else TEXT_CONTENT_TYPE,
+        prepare,
+        lambda: found.page_info(page, site),
+    )
+    return _serve(request, site, source, f"sitemap-{section}-{page}.{ext}")
 
 
 @_unavailable_on_database_error
 def section(request: HttpRequest, section: str, page: int) -> HttpResponseBase:
     """``/sitemap-<section>-<page>.xml``: one file of a section."""
-    found = _section_or_404(section)
-    site = site_context(request)
-    source = Source(
-        [found],
-        XML_CONTENT_TYPE,
-        _page_prepare(
-            found,
-            page,
-            site,
-            lambda info: xml.stream_urlset(
-                found.page_entries(page, site, info), found.namespaces()
-            ),
-        ),
-        lambda: found.page_info(page, site),
-    )
-    return _serve(request, site, source, f"sitemap-{section}-{page}.xml")
+    return _section_file(request, section, page, "xml")
 
 
 @_unavailable_on_database_error
 def section_txt(request: HttpRequest, section: str, page: int) -> HttpResponseBase:
     """``/sitemap-<section>-<page>.txt``: the same URLs as text, one per line."""
-    found = _section_or_404(section)
-    site = site_context(request)
-    source = Source(
-        [found],
-        TEXT_CONTENT_TYPE,
-        _page_prepare(
-            found, page, site, lambda info: xml.stream_text(found.page_locations(page, site, info))
-        ),
-        lambda: found.page_info(page, site),
-    )
-    return _serve(request, site, source, f"sitemap-{section}-{page}.txt")
+    return _section_file(request, section, page, "txt")
 
 
 @_unavailable_on_database_error
