@@ -389,15 +389,29 @@ def respond_uncached(
 ) -> HttpResponseBase:
     """Stream a file without the cache; 304 and HEAD from its lastmod alone."""
     last_modified = timestamp(prepared.lastmod)
-    not_modified = get_conditional_response(request, last_modified=last_modified)
-    response: HttpResponseBase
-    if not_modified is not None:
-        response = not_modified
-    elif request.method == "HEAD":
-        response = HttpResponse(content_type=content_type)
-    else:
-        response = StreamingHttpResponse(prepared.body(), content_type=content_type)
+    response = respond_conditionally(
+        request,
+        last_modified,
+        content_type,
+        lambda: StreamingHttpResponse(prepared.body(), content_type=content_type),
+    )
     return finish(response, last_modified)
+
+
+def respond_conditionally(
+    request: HttpRequest,
+    last_modified: int | None,
+    content_type: str,
+    full: Callable[[], HttpResponseBase],
+) -> HttpResponseBase:
+    """A 304 when ``request`` is satisfied by ``last_modified``, headers only
+    for HEAD, else ``full()``: the body is produced only when it is sent."""
+    not_modified = get_conditional_response(request, last_modified=last_modified)
+    if not_modified is not None:
+        return not_modified
+    if request.method == "HEAD":
+        return HttpResponse(content_type=content_type)
+    return full()
 
 
 def _fingerprint(source: Source) -> str | None:

@@ -31,11 +31,9 @@ from django.http import (
     FileResponse,
     Http404,
     HttpRequest,
-    HttpResponse,
     HttpResponseBase,
     HttpResponseRedirect,
 )
-from django.utils.cache import get_conditional_response
 
 from django_sitemaps_plus.conf import conf
 
@@ -117,7 +115,7 @@ def read_bytes(storage: Storage, name: str) -> bytes | None:
 
 def serve_built(request: HttpRequest, name: str, content_type: str) -> HttpResponseBase:
     """A built file, streamed from the storage or by redirect to its URL."""
-    from django_sitemaps_plus.cache import accepts_gzip, finish
+    from django_sitemaps_plus.cache import accepts_gzip, finish, respond_conditionally
 
     storage = get_build_storage()
     path = storage_name(name)
@@ -134,20 +132,18 @@ def serve_built(request: HttpRequest, name: str, content_type: str) -> HttpRespo
     except NotImplementedError:
         modified = None
     last_modified = int(modified.timestamp()) if modified is not None else None
-    not_modified = get_conditional_response(request, last_modified=last_modified)
-    response: HttpResponseBase
-    if not_modified is not None:
-        response = not_modified
-    elif request.method == "HEAD":
-        response = HttpResponse(content_type=content_type)
-    else:
+
+    def full() -> HttpResponseBase:
         try:
             handle = storage.open(chosen, "rb")
         except (FileNotFoundError, OSError):
             raise Http404("No such sitemap file.") from None
-        response = FileResponse(handle, content_type=content_type)
+        file_response = FileResponse(handle, content_type=content_type)
         if gzip:
-            response["Content-Encoding"] = "gzip"
+            file_response["Content-Encoding"] = "gzip"
+        return file_response
+
+    response = respond_conditionally(request, last_modified, content_type, full)
     if conf.BUILD_GZIP:
         response["Vary"] = "Accept-Encoding"
     return finish(response, last_modified)
