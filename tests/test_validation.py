@@ -477,6 +477,26 @@ class TestLimits:
         path.write_bytes(bomb)
         assert peak_rss_growth(path) < 30_000_000
 
+    def test_entry_cut_at_the_size_limit_counts_unchecked(self):
+        # The cut falls inside the last entry: it counts, and is neither
+        # checked (its end is unknown) nor reported as out of place.
+        padding = b"<!--" + b" " * 1_000 + b"-->"
+        cut_entry = f"<url><loc>{SITE}/cut</loc>".encode() + padding * (
+            protocol.MAX_FILE_BYTES // len(padding) + 1
+        )
+        data = urlset(url(loc=f"{SITE}/a") + url(loc=f"{SITE}/b")).replace(
+            b"</urlset>", cut_entry + b"</url></urlset>"
+        )
+        report = validate(gzip.compress(data, 1))
+        assert report.rule_ids() == {"SM503"}
+        assert report.files[0].entries == 3
+
+    def test_entries_before_a_syntax_error_are_checked(self):
+        data = urlset(url(loc="/relative") + "\n" + url(loc=f"{SITE}/b") + "\n<url><<")
+        report = validate(data)
+        assert report.rule_ids() == {"SM302", "SM106"}
+        assert report.files[0].entries == 2
+
 
 class TestHostileInput:
     def test_external_entity_is_never_resolved(self, tmp_path):

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import codecs
 import datetime as dt
+import operator
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain, compress, repeat
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlsplit
 
@@ -592,9 +594,12 @@ class XmlChecker:
         self.context = context
         self.now = context.now
         self.stopped = False
+        # One event only, the root's start: entries are found as the root's
+        # children (all but the last are complete), which spares lxml a Python
+        # object per entry and event.
         self._parser = etree.XMLPullParser(
-            events=("start", "end"),
-            tag=("{*}urlset", "{*}sitemapindex", "{*}url", "{*}sitemap"),
+            events=("start",),
+            tag=("{*}urlset", "{*}sitemapindex"),
             resolve_entities=False,
             no_network=True,
             load_dtd=False,
@@ -602,7 +607,6 @@ class XmlChecker:
             remove_comments=True,
             remove_pis=True,
         )
-        self._depth = 0
         self._root: Any = None
         self._last_entry: Any = None
         #: The last entry finished but not checked yet (its batch is growing).
@@ -707,11 +711,23 @@ class XmlChecker:
             if not truncated:
                 self._syntax_error(exc)
                 return
+            self._count_cut_entry()
         else:
-            self._drain(final=True)
+            self._drain(final=True, complete=True)
         if self._root is not None:
             self._stray_children()
         self._finish()
+
+    def _count_cut_entry(self) -> None:
+        """An entry open where the payload was cut (at the size limit) counts
+        as one, unchecked: whether its end tag was read is not known."""
+        root = self._root
+        if self._kind is None or root is None or not len(root):
+            return
+        last = root[-1]
+        if last is not self._last_entry and last.tag == self._entry_tag:
+            self._entries += 1
+            root.remove(last)
 
     def _syntax_error(self, exc: etree.XMLSyntaxError) -> None:
         self.stopped = True
@@ -720,49 +736,49 @@ class XmlChecker:
         line, column = exc.position if exc.position else (None, None)
         self.report.add(_syntax_rule(message), message, line=line, column=column)
 
-    def _drain(self, *, final: bool) -> None:
-        # Events come only for the four protocol names (in any namespace), so
-        # Python sees one start and one end per entry, not per element. The
-        # entries finished are then checked together, about BATCH_BYTES at a
-        # time (or all at the end): a batch of uniform, plain entries has its
-        # values read by a few compiled XPath calls (C) instead of a Python
-        # visit of every child.
-        last = None
-        depth = self._depth
+    def _drain(self, *, final: bool, complete: bool = False) -> None:
+        """Check the entries finished so far, about BATCH_BYTES at a time (or
+        all of them when ``final``).
+
+        The root's children are complete but for the last, which may still be
+        open: it counts as finished when the document is ``complete``, or
+        when text after its end tag was read (its tail). A batch of uniform,
+        plain entries has its values read by a few compiled XPath calls (C)
+        instead of a Python visit of every child.
+        """
         try:
-            for event, element in self._parser.read_events():
-                if event == "start":
-                    depth += 1
-                    if depth == 1:
-                        self._start_root(element)
-                    continue
-                depth -= 1
-                if depth == 1:
-                    last = element
+            for _event, element in self._parser.read_events():
+                if self._root is None:
+                    self._start_root(element)  # (a nested urlset raises an event too)
         except etree.XMLSyntaxError:
             pass  # reported by feed()/close(), which see the same error
-        self._depth = depth
         root = self._root
-        if root is None:
+        if root is None or self.stopped:
             return
-        if last is not None:
-            if last.getparent() is root:
-                self._unchecked = last
-            else:
-                # A url nested in another element under the root: that element
-                # (a stray, maybe still open) ends the children checked now.
-                self._check_unchecked()
-                while last.getparent() is not root:
-                    last = last.getparent()
-                self._flush(last)
-            last = None
+        size = len(root)
+        if size and not (complete or (final and root[-1].tail is not None)):
+            size -= 1  # the last child may still be open
+        if size:
+            last = root[size - 1]
+            if last is not self._last_entry and last is not self._unchecked:
+                # The batch ends at an entry: a stray element after the last
+                # one is reported after the entry that follows it (or at the end).
+                entry_tag = self._entry_tag
+                while last is not None and last is not self._last_entry:
+                    tag = last.tag
+                    if tag == entry_tag or (
+                        tag.__class__ is str and tag.rpartition("}")[2] in _EVENT_NAMES
+                    ):
+                        self._unchecked = last
+                        break
+                    last = last.getprevious()
         if self._unchecked is not None and (
             final or self._unbatched_bytes >= BATCH_BYTES or len(root) > MAX_STRAY_CHILDREN
         ):
             self._check_unchecked()
         if len(root) > MAX_STRAY_CHILDREN:
-            # Non-entry elements raise no event; drop them before they pile up
-            # (the last child may be an entry still open).
+            # Non-entry elements drop out of no batch; drop them before they
+            # pile up (the last child may be an entry still open).
             self._flush(root[-1])
 
     def _check_unchecked(self) -> None:
@@ -1036,6 +1052,7 @@ class XmlChecker:
         if hrefs is not None and hreflangs is not None:
             valid_urls = self._valid_urls
             new_urls = set(hrefs).difference(valid_urls)
+            new_urls.difference_update(locs)  # (checked above, and more strictly)
             if new_urls:
                 if max(map(len, new_urls)) > protocol.MAX_LOC_LENGTH:
                     return None
@@ -1081,7 +1098,6 @@ class XmlChecker:
             seen.update(dict.fromkeys(hashes))
             return
         # Entry by entry, in order: reciprocity compares with entries seen before.
-        # The versions of one page follow each other with the same links.
         check_cluster = self._check_cluster
         entries = root[:count]
         if hrefs is None:
@@ -1090,33 +1106,94 @@ class XmlChecker:
                 seen[key] = None
                 check_cluster(key, locs[index], entry, None)
             return
-        pending = self._pending
-        previous: list[str] | None = None
+        # Equal rows of links become one object: they then compare by identity.
+        canonical: dict[tuple[str, ...], tuple[str, ...]] = {}
+        rows = list(zip(*[iter(hrefs)] * links))
+        rows = list(map(canonical.setdefault, rows, rows))
+        if self._commit_closed_clusters(entries, locs, hashes, hrefs, rows, canonical):
+            return
+        # The versions of one page follow each other with the same links.
+        previous: tuple[str, ...] | None = None
         cluster = _Cluster.of([])
-        index = 0
-        while index < count:
-            alternates = hrefs[index * links : (index + 1) * links]
-            if alternates != previous:
-                previous = alternates
+        for index, row in enumerate(rows):
+            alternates = list(row)
+            if row != previous:
+                previous = row
                 cluster = _Cluster.of(alternates)
-            end = index + len(cluster.members)
-            if (
-                end <= count
-                and hrefs[index * links : end * links] == alternates * (end - index)
-                and cluster.members.issuperset(locs[index:end])
-                and len(set(locs[index:end])) == end - index
-                and pending.keys().isdisjoint(hashes[index:end])
-            ):
-                # A whole cluster in a row, new to the file: each page lists
-                # exactly the pages of the run, itself included; checked one
-                # by one they would all agree and leave nothing pending.
-                seen.update(dict.fromkeys(hashes[index:end], cluster.total & 0xFFFFFFFFFFFFFFFF))
-                index = end
-                continue
             key = hashes[index]
             seen[key] = None
             check_cluster(key, locs[index], entries[index], alternates, cluster)
-            index += 1
+
+    def _commit_closed_clusters(
+        self,
+        entries: list[Any],
+        locs: list[str],
+        hashes: list[int],
+        hrefs: list[str],
+        rows: list[tuple[str, ...]],
+        distinct_rows: Iterable[tuple[str, ...]],
+    ) -> bool:
+        """Record the batch's hreflang clusters; False (nothing done) when the
+        order of the entries could matter, to check them one by one instead.
+
+        ``rows`` holds each entry's links (equal rows are one object). An entry
+        is closed when it lists itself, each link names an entry of this batch
+        with the same row, and no earlier entry waits for it: checked one by
+        one, such entries would all agree and leave nothing pending, so they
+        are recorded at once. The other entries (a cluster cut by the batch's
+        edge, a broken one) then go through ``_check_cluster`` in document
+        order; that they refer to no closed entry keeps their findings those
+        of the order of the file. (All of it over whole lists, in C: a Python
+        loop here would cost more than the rest of the batch.)
+        """
+        links = len(rows[0])
+        by_loc = dict(zip(locs, rows))
+        agree = map(
+            operator.is_,
+            map(by_loc.get, hrefs),
+            chain.from_iterable(map(repeat, rows, repeat(links))),
+        )
+        closed = list(
+            map(
+                operator.and_,
+                map(all, zip(*[agree] * links)),
+                map(operator.contains, rows, locs),
+            )
+        )
+        pending = self._pending
+        if pending and not pending.keys().isdisjoint(hashes):
+            closed = list(
+                map(operator.and_, closed, map(operator.not_, map(pending.__contains__, hashes)))
+            )
+        # A cluster's signature: the sum of the hashes of its distinct members.
+        distinct = list(distinct_rows)
+        signatures = dict(
+            zip(
+                distinct,
+                map(
+                    operator.and_,
+                    map(sum, map(map, repeat(hash), map(set, distinct))),
+                    repeat(0xFFFFFFFFFFFFFFFF),
+                ),
+            )
+        )
+        seen = self._locs.seen
+        if all(closed):
+            seen.update(zip(hashes, map(signatures.__getitem__, rows)))
+            return True
+        open_indexes = list(compress(range(len(closed)), map(operator.not_, closed)))
+        closed_locs = set(compress(locs, closed))
+        if any(not closed_locs.isdisjoint(rows[index]) for index in open_indexes):
+            return False
+        seen.update(
+            zip(compress(hashes, closed), map(signatures.__getitem__, compress(rows, closed)))
+        )
+        check_cluster = self._check_cluster
+        for index in open_indexes:
+            key = hashes[index]
+            seen[key] = None
+            check_cluster(key, locs[index], entries[index], list(rows[index]))
+        return True
 
     def _shape_for(self, entry: Any, batch: str) -> _Shape | None:
         if entry.tag != self._entry_tag:
