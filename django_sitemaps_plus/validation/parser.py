@@ -60,6 +60,9 @@ _UNSEEN: Final = object()
 #: Bytes fed between two batch checks: larger batches spread the fixed cost of
 #: each XPath call over more entries; the tree holds at most this much at once.
 BATCH_BYTES: Final = 1 << 17
+#: Children of the root that start a batch check whatever their size: XPath
+#: over more nodes than about this many at once gets slower per node.
+BATCH_ENTRIES: Final = 256
 #: Non-entry children kept under the root before they are reported and dropped.
 MAX_STRAY_CHILDREN: Final = 1_024
 #: A timestamp this far ahead of now is still "now" (clock skew).
@@ -773,7 +776,9 @@ class XmlChecker:
                         break
                     last = last.getprevious()
         if self._unchecked is not None and (
-            final or self._unbatched_bytes >= BATCH_BYTES or len(root) > MAX_STRAY_CHILDREN
+            final
+            or self._unbatched_bytes >= BATCH_BYTES
+            or len(root) > BATCH_ENTRIES
         ):
             self._check_unchecked()
         if len(root) > MAX_STRAY_CHILDREN:
