@@ -776,9 +776,7 @@ class XmlChecker:
                         break
                     last = last.getprevious()
         if self._unchecked is not None and (
-            final
-            or self._unbatched_bytes >= BATCH_BYTES
-            or len(root) > BATCH_ENTRIES
+            final or self._unbatched_bytes >= BATCH_BYTES or len(root) > BATCH_ENTRIES
         ):
             self._check_unchecked()
         if len(root) > MAX_STRAY_CHILDREN:
@@ -923,11 +921,18 @@ class XmlChecker:
             image_locs = lists[-1]
             if len(image_locs) != count * images:
                 return False
+        rows: list[tuple[str, ...]] | None = None
+        distinct_rows: dict[tuple[str, ...], tuple[str, ...]] = {}
+        if hrefs is not None:
+            # Each entry's links; equal rows become one object (they then
+            # compare by identity), the dictionary holding the distinct ones.
+            rows = list(zip(*[iter(hrefs)] * links))
+            rows = list(map(distinct_rows.setdefault, rows, rows))
         hashes = self._all_good(
-            locs, lastmods, changefreqs, priorities, hrefs, hreflangs, image_locs
+            locs, lastmods, changefreqs, priorities, distinct_rows, hreflangs, image_locs
         )
         if hashes is not None:
-            self._commit_batch(root, count, locs, hashes, lastmods, hrefs, links)
+            self._commit_batch(root, count, locs, hashes, lastmods, rows, distinct_rows)
             return True
         quick = self._locs.quick
         seen = self._locs.seen
@@ -1006,7 +1011,7 @@ class XmlChecker:
         lastmods: list[str] | None,
         changefreqs: list[str] | None,
         priorities: list[str] | None,
-        hrefs: list[str] | None,
+        link_rows: Iterable[tuple[str, ...]],
         hreflangs: list[str] | None,
         image_locs: list[str] | None,
     ) -> list[int] | None:
@@ -1054,9 +1059,9 @@ class XmlChecker:
                         verdicts[value] = problems
                 if problems:
                     return None
-        if hrefs is not None and hreflangs is not None:
+        if hreflangs is not None:
             valid_urls = self._valid_urls
-            new_urls = set(hrefs).difference(valid_urls)
+            new_urls = set(chain.from_iterable(link_rows)).difference(valid_urls)
             new_urls.difference_update(locs)  # (checked above, and more strictly)
             if new_urls:
                 if max(map(len, new_urls)) > protocol.MAX_LOC_LENGTH:
@@ -1086,10 +1091,14 @@ class XmlChecker:
         locs: list[str],
         hashes: list[int],
         lastmods: list[str] | None,
-        hrefs: list[str] | None,
-        links: int,
+        rows: list[tuple[str, ...]] | None,
+        distinct_rows: dict[tuple[str, ...], tuple[str, ...]],
     ) -> None:
-        """Record a batch with nothing to report, as ``_check_entry`` would."""
+        """Record a batch with nothing to report, as ``_check_entry`` would.
+
+        ``rows`` holds each entry's alternate hrefs (None without links), equal
+        rows being one object, the keys of ``distinct_rows``.
+        """
         self._entries += count
         if lastmods is not None:
             self._lastmod_count += count
@@ -1099,30 +1108,26 @@ class XmlChecker:
                 first = self._lastmod_first
                 self._lastmod_same = all(value == first for value in set(lastmods))
         seen = self._locs.seen
-        if hrefs is None and not self._pending:
+        if rows is None and not self._pending:
             seen.update(dict.fromkeys(hashes))
             return
         # Entry by entry, in order: reciprocity compares with entries seen before.
         check_cluster = self._check_cluster
         entries = root[:count]
-        if hrefs is None:
+        if rows is None:
             for index, entry in enumerate(entries):
                 key = hashes[index]
                 seen[key] = None
                 check_cluster(key, locs[index], entry, None)
             return
-        # Equal rows of links become one object: they then compare by identity.
-        canonical: dict[tuple[str, ...], tuple[str, ...]] = {}
-        rows = list(zip(*[iter(hrefs)] * links))
-        rows = list(map(canonical.setdefault, rows, rows))
-        if self._commit_closed_clusters(entries, locs, hashes, hrefs, rows, canonical):
+        if self._commit_closed_clusters(entries, locs, hashes, rows, list(distinct_rows)):
             return
         # The versions of one page follow each other with the same links.
         previous: tuple[str, ...] | None = None
         cluster = _Cluster.of([])
         for index, row in enumerate(rows):
             alternates = list(row)
-            if row != previous:
+            if row is not previous:
                 previous = row
                 cluster = _Cluster.of(alternates)
             key = hashes[index]
@@ -1134,34 +1139,36 @@ class XmlChecker:
         entries: list[Any],
         locs: list[str],
         hashes: list[int],
-        hrefs: list[str],
         rows: list[tuple[str, ...]],
-        distinct_rows: Iterable[tuple[str, ...]],
+        distinct: list[tuple[str, ...]],
     ) -> bool:
         """Record the batch's hreflang clusters; False (nothing done) when the
         order of the entries could matter, to check them one by one instead.
 
-        ``rows`` holds each entry's links (equal rows are one object). An entry
-        is closed when it lists itself, each link names an entry of this batch
-        with the same row, and no earlier entry waits for it: checked one by
-        one, such entries would all agree and leave nothing pending, so they
-        are recorded at once. The other entries (a cluster cut by the batch's
-        edge, a broken one) then go through ``_check_cluster`` in document
-        order; that they refer to no closed entry keeps their findings those
-        of the order of the file. (All of it over whole lists, in C: a Python
-        loop here would cost more than the rest of the batch.)
+        ``rows`` holds each entry's links, ``distinct`` the distinct rows (equal
+        rows are one object). A row is closed when each of its links names an
+        entry of this batch listing that same row; an entry is closed when its
+        row is, it lists itself, and no earlier entry waits for it. Checked one
+        by one, closed entries would all agree and leave nothing pending, so
+        they are recorded at once. The other entries (a cluster cut by the
+        batch's edge, a broken one) then go through ``_check_cluster`` in
+        document order; that they refer to no closed entry keeps their findings
+        those of the order of the file. (All of it over whole lists, in C: a
+        Python loop here would cost more than the rest of the batch.)
         """
-        links = len(rows[0])
+        links = len(distinct[0])
         by_loc = dict(zip(locs, rows))
         agree = map(
             operator.is_,
-            map(by_loc.get, hrefs),
-            chain.from_iterable(map(repeat, rows, repeat(links))),
+            map(by_loc.get, chain.from_iterable(distinct)),
+            chain.from_iterable(map(repeat, distinct, repeat(links))),
         )
+        closed_rows = list(compress(distinct, map(all, zip(*[agree] * links))))
+        closed_row_ids = set(map(id, closed_rows))
         closed = list(
             map(
                 operator.and_,
-                map(all, zip(*[agree] * links)),
+                map(closed_row_ids.__contains__, map(id, rows)),
                 map(operator.contains, rows, locs),
             )
         )
@@ -1171,27 +1178,29 @@ class XmlChecker:
                 map(operator.and_, closed, map(operator.not_, map(pending.__contains__, hashes)))
             )
         # A cluster's signature: the sum of the hashes of its distinct members.
-        distinct = list(distinct_rows)
         signatures = dict(
             zip(
-                distinct,
+                map(id, closed_rows),
                 map(
                     operator.and_,
-                    map(sum, map(map, repeat(hash), map(set, distinct))),
+                    map(sum, map(map, repeat(hash), map(set, closed_rows))),
                     repeat(0xFFFFFFFFFFFFFFFF),
                 ),
             )
         )
         seen = self._locs.seen
         if all(closed):
-            seen.update(zip(hashes, map(signatures.__getitem__, rows)))
+            seen.update(zip(hashes, map(signatures.__getitem__, map(id, rows))))
             return True
         open_indexes = list(compress(range(len(closed)), map(operator.not_, closed)))
         closed_locs = set(compress(locs, closed))
         if any(not closed_locs.isdisjoint(rows[index]) for index in open_indexes):
             return False
         seen.update(
-            zip(compress(hashes, closed), map(signatures.__getitem__, compress(rows, closed)))
+            zip(
+                compress(hashes, closed),
+                map(signatures.__getitem__, map(id, compress(rows, closed))),
+            )
         )
         check_cluster = self._check_cluster
         for index in open_indexes:
