@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -77,3 +79,43 @@ def test_bench_core_runs_and_matches_contrib(tmp_path: Path) -> None:
     assert cases["ours-page-comments"]["queries"] == 3
     assert cases["ours-index"]["queries"] == 2
     assert cases["ours-index-comments"]["queries"] == 3
+
+
+XSD_DIR = ROOT.parent / "shared" / "reference" / "xsd"
+
+
+@pytest.mark.skipif(not (XSD_DIR / "sitemap.xsd").is_file(), reason=f"no XSDs in {XSD_DIR}")
+@pytest.mark.parametrize("shape", ["plain", "i18n"])
+def test_validator_bench_runs_and_agrees_with_the_xsd(tmp_path: Path, shape: str) -> None:
+    """bench/validate_bench.py end to end: the generated file (the plain shape,
+    then the multilingual one) is valid for lxml XMLSchema with the official
+    XSDs and has no finding for the validator. No timing is asserted."""
+    out = tmp_path / "result.json"
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "bench/validate_bench.py",
+            "--shape",
+            shape,
+            "--tools",
+            "validator",
+            "lxml-xsd",
+            "--repeat",
+            "1",
+            "--xsd-dir",
+            str(XSD_DIR),
+            "--json",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr
+    results = json.loads(out.read_text())["results"]
+    assert results["lxml-xsd"]["verdict"] is True
+    assert results["validator"]["verdict"] == {"errors": 0, "warnings": 0, "info": 0}
+    assert "CPU vs lxml XMLSchema" in completed.stdout
