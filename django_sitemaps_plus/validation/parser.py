@@ -1,8 +1,8 @@
 """The streaming checker: XML sitemaps and indexes, and text sitemaps.
 
 XML goes through lxml's feed parser (``XMLPullParser``) with DTDs, entities
-and the network off; each entry is checked when its end tag arrives and then
-dropped, so memory stays flat however large the file. What must be
+and the network off; the entries (the root's children) are checked in batches
+once complete and then dropped, so memory stays flat however large the file. What must be
 remembered across entries is kept as hashes (duplicates, hreflang clusters).
 """
 
@@ -53,7 +53,8 @@ MAX_TEXT_LINE_BYTES: Final = 4 * protocol.MAX_LOC_LENGTH
 #: hreflang links waiting for their target entry; beyond this, reciprocity is
 #: checked only for links whose target was already seen (bounded memory).
 MAX_PENDING_ALTERNATES: Final = 100_000
-#: The local names the parser raises events for (in any namespace).
+#: The local names of the elements a batch may end at: entries, or entries
+#: under the wrong root (in any namespace).
 _EVENT_NAMES: Final = ("url", "sitemap", "urlset", "sitemapindex")
 #: Marks "not in the dictionary" where None is a meaningful value.
 _UNSEEN: Final = object()
@@ -780,7 +781,7 @@ class XmlChecker:
         ):
             self._check_unchecked()
         if len(root) > MAX_STRAY_CHILDREN:
-            # Non-entry elements drop out of no batch; drop them before they
+            # Non-entry elements end no batch: report and drop them before they
             # pile up (the last child may be an entry still open).
             self._flush(root[-1])
 
@@ -823,8 +824,9 @@ class XmlChecker:
     def _slow_batch(self, root: Any, start: int, end: int, *, flush: bool = False) -> None:
         """Each child on its own (any shape): entries, misplaced entries, strays.
 
-        As when each entry was handled at its end event: an element that raises
-        no event is reported after the next one that does (or at ``flush``).
+        An element that is no entry (nor an entry under the wrong root) is
+        reported after the next one that is (or at ``flush``), in the order the
+        findings had when entries were checked one by one at their end tags.
         """
         strays: list[Any] = []
         entry_tag = self._entry_tag
