@@ -268,7 +268,7 @@ class Case:
 
 
 def cases(rows: int, limit: int) -> list[Case]:
-    last = max(1, rows // limit)
+    last = max(1, -(-rows // limit))  # the last file, partial or full
     return [
         Case(
             "contrib-page",
@@ -424,7 +424,6 @@ def rss_case(case: Case, args: argparse.Namespace) -> None:
 # Verification ------------------------------------------------------------------
 
 URL_RE = re.compile(r"<url><loc>([^<]*)</loc>(?:<lastmod>([^<]*)</lastmod>)?")
-CONTRIB_URL_RE = re.compile(r"<url><loc>([^<]*)</loc>(?:<lastmod>([^<]*)</lastmod>)?")
 INDEX_RE = re.compile(r"<sitemap><loc>([^<]*)</loc>(?:<lastmod>([^<]*)</lastmod>)?</sitemap>")
 
 
@@ -452,7 +451,7 @@ def _our_files(section: str) -> list[dict[str, Any]]:
     return files
 
 
-def _contrib_urls(limit: int, pages: int) -> list[tuple[str, str | None]]:
+def _contrib_urls(pages: int) -> list[tuple[str, str | None]]:
     urls: list[tuple[str, str | None]] = []
     for page in range(1, pages + 1):
         urls += _urls(body(f"/contrib/sitemap-articles.xml?p={page}"))
@@ -476,7 +475,7 @@ def verify(rows: int, limit: int, full: bool) -> dict[str, Any]:
     assert report["floors_equal_ours"], "the floors' bytes differ from our page 1"
 
     pages = -(-rows // limit) if full else 1
-    contrib = _contrib_urls(limit, pages)
+    contrib = _contrib_urls(pages)
     if full:
         files = _our_files("articles")
         ours = [u for f in files for u in f["urls"]]
