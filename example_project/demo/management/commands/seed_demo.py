@@ -335,28 +335,22 @@ class Command(BaseCommand):
         # article keeps its bare slug ("über-uns") as a stable demo URL.
         if number != 1:
             slug = f"{slug}-{number}"
+        published: datetime | None
         if rng.random() < DRAFT_SHARE and number != 1:
-            created = self.random_past()
-            return Article(
-                title=title,
-                slug=slug,
-                body=self.body(),
-                is_published=False,
-                published_at=None,
-                content_changed_at=created,
-                updated_at=created,
-            )
-        published = self.random_past()
-        # About a third of articles were edited after publication.
-        changed = self.random_past(published) if rng.random() < 0.3 else published
-        # Half were saved later without a content change (a flag, a counter):
-        # updated_at moves, content_changed_at does not.
-        updated = self.random_past(changed) if rng.random() < 0.5 else changed
+            published = None
+            changed = updated = self.random_past()  # a draft: created, never changed
+        else:
+            published = self.random_past()
+            # About a third of articles were edited after publication.
+            changed = self.random_past(published) if rng.random() < 0.3 else published
+            # Half were saved later without a content change (a flag, a counter):
+            # updated_at moves, content_changed_at does not.
+            updated = self.random_past(changed) if rng.random() < 0.5 else changed
         return Article(
             title=title,
             slug=slug,
             body=self.body(),
-            is_published=True,
+            is_published=published is not None,
             published_at=published,
             content_changed_at=changed,
             updated_at=updated,
