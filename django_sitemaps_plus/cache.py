@@ -168,6 +168,11 @@ class Lookup:
     entry: Entry | None  # the metadata, when it is of this version
     previous: Entry | None  # the metadata of an older version
 
+    @property
+    def lock_key(self) -> str:
+        """The key of this version's render lock."""
+        return f"{self.body_key}:lock"
+
 
 def _lookup(cache: BaseCache, site: SiteContext, request: HttpRequest, source: Source) -> Lookup:
     """Version tokens and the file's metadata, in one round trip when warm."""
@@ -458,14 +463,26 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
         ):
             return respond_uncached(request, prepared, source.content_type)
 
-    lock_key = f"{where.body_key}:lock"
+    lock_key = where.lock_key
     token = _new_token()
     try:
         locked = cache.add(lock_key, token, timeout=conf.CACHE_LOCK_TIMEOUT)
     except Exception:
         logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)
         return respond_uncached(request, prepared, source.content_type)
-    if not locked:
+    if locked:
+        # The lock may be free because a holder just stored the file and
+        # released it after this request's lookup missed: serve that file.
+        try:
+            stored = _stored(cache, where, fingerprint)
+        except Exception:
+            stored = None
+        if stored is not None:
+            _release(cache, lock_key, token)
+            response = _entry_response(request, stored[0], source.content_type, stored[1])
+            assert response is not None  # the body is in hand
+            return response
+    else:
         waited = _wait_for_entry(cache, where, fingerprint)
         if waited is not None:
             response = _entry_response(request, waited[0], source.content_type, waited[1])
@@ -481,14 +498,28 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
         entry, data = _render_and_store(cache, where, prepared, fingerprint)
     finally:
         if locked:
-            try:
-                if cache.get(lock_key) == token:
-                    cache.delete(lock_key)
-            except Exception:
-                logger.warning("Sitemap cache: could not release %s", lock_key, exc_info=True)
+            _release(cache, lock_key, token)
     response = _entry_response(request, entry, source.content_type, data)
     assert response is not None
     return response
+
+
+def _release(cache: BaseCache, lock_key: str, token: str) -> None:
+    """Delete the render lock if this request still holds it."""
+    try:
+        if cache.get(lock_key) == token:
+            cache.delete(lock_key)
+    except Exception:
+        logger.warning("Sitemap cache: could not release %s", lock_key, exc_info=True)
+
+
+def _stored(cache: BaseCache, where: Lookup, fingerprint: str | None) -> tuple[Entry, bytes] | None:
+    """The file's current entry and body, when the cache holds them now."""
+    entry = Entry.from_cache(cache.get(where.meta_key))
+    if entry is None or not entry.is_current(where.stamp) or entry.fingerprint != fingerprint:
+        return None
+    data = _cached_body(cache, where.body_key, entry)
+    return None if data is None else (entry, data)
 
 
 def _wait_for_entry(
@@ -501,14 +532,17 @@ def _wait_for_entry(
         time.sleep(_POLL_SECONDS[min(attempt, len(_POLL_SECONDS) - 1)])
         attempt += 1
         try:
-            entry = Entry.from_cache(cache.get(where.meta_key))
-            if entry is not None and entry.is_current(where.stamp):
-                if entry.fingerprint == fingerprint:
-                    data = _cached_body(cache, where.body_key, entry)
-                    if data is not None:
-                        return entry, data
-            elif cache.get(f"{where.body_key}:lock") is None:
-                return None  # the holder gave up (or died and its lock expired)
+            # The lock first, then the metadata: the holder stores the metadata
+            # before it releases the lock, so a lock already gone before a
+            # metadata read that finds nothing usable means the holder gave up
+            # (or died and its lock expired). Read the other way round, a
+            # holder finishing between the two reads looks like one that died.
+            held = cache.get(where.lock_key) is not None
+            stored = _stored(cache, where, fingerprint)
+            if stored is not None:
+                return stored
+            if not held:
+                return None
         except Exception:
             return None
     return None

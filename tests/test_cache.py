@@ -10,6 +10,7 @@ import datetime as dt
 import gzip
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 from django.core.cache import cache as default_cache
@@ -68,12 +69,16 @@ class CountingSection(Section):
     name = "counted"
     renders = 0
     delay = 0.0
+    #: Called at the start of each render (a test holds the render there).
+    hold: Callable[[], object] | None = None
 
     def items(self):
         return ["home", "about"]
 
     def page_entries(self, number, site, info=None):
         type(self).renders += 1
+        if type(self).hold is not None:
+            type(self).hold()
         time.sleep(self.delay)
         yield from super().page_entries(number, site, info)
 
@@ -82,8 +87,75 @@ class CountingSection(Section):
 def counted(registry):
     CountingSection.renders = 0
     CountingSection.delay = 0.0
+    CountingSection.hold = None
     register(CountingSection)
-    return CountingSection
+    yield CountingSection
+    CountingSection.hold = None
+
+
+class PausingCache:
+    """The real cache, but the test's thread pauses after the read ``pause_after``
+    picks until another thread has released a render lock."""
+
+    def __init__(self, real, pause_after: Callable[[str, object], bool]) -> None:
+        self.real = real
+        self.pause_after = pause_after
+        self.thread = threading.get_ident()
+        self.paused = False
+        self.holder_may_finish = threading.Event()
+        self.released = threading.Event()
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def _maybe_pause(self, method: str, key: object) -> None:
+        if (
+            threading.get_ident() == self.thread
+            and not self.paused
+            and self.pause_after(method, key)
+        ):
+            self.paused = True
+            self.holder_may_finish.set()
+            assert self.released.wait(10)
+
+    def get(self, key, *args, **kwargs):
+        value = self.real.get(key, *args, **kwargs)
+        self._maybe_pause("get", key)
+        return value
+
+    def get_many(self, keys, *args, **kwargs):
+        value = self.real.get_many(keys, *args, **kwargs)
+        self._maybe_pause("get_many", keys)
+        return value
+
+    def delete(self, key, *args, **kwargs):
+        result = self.real.delete(key, *args, **kwargs)
+        if key.endswith(":lock"):
+            self.released.set()
+        return result
+
+
+def holder_finishes_during(monkeypatch, counted, pause_after) -> list[bytes]:
+    """A request renders the cold file, holding the lock, while this thread's
+    request for it runs up to the read ``pause_after`` picks; there it pauses
+    until the holder has stored the file and released the lock. The bodies."""
+    cache = PausingCache(sitemap_cache.get_cache(), pause_after)
+    monkeypatch.setattr(sitemap_cache, "get_cache", lambda: cache)
+    rendering = threading.Event()
+
+    def hold() -> None:
+        rendering.set()
+        assert cache.holder_may_finish.wait(10)
+
+    counted.hold = hold
+    bodies: list[bytes] = []
+    holder = threading.Thread(target=lambda: bodies.append(fetch("/sitemap-counted-1.xml")[1]))
+    holder.start()
+    assert rendering.wait(10)
+    bodies.append(fetch("/sitemap-counted-1.xml")[1])
+    holder.join(timeout=30)
+    assert cache.paused
+    return bodies
 
 
 class TestHits:
@@ -426,8 +498,22 @@ class TestHttp:
 
 class TestLocking:
     @pytest.mark.django_db(transaction=True)
-    def test_concurrent_cold_requests_render_once(self, cached, counted):
-        counted.delay = 0.5
+    def test_concurrent_cold_requests_render_once(self, cached, counted, monkeypatch):
+        # The lock holder's render goes on only once both other requests wait.
+        both_waiting = threading.Event()
+        waiters: list[int] = []
+        count = threading.Lock()
+        wait_for_entry = sitemap_cache._wait_for_entry
+
+        def counting_wait(*args):
+            with count:
+                waiters.append(threading.get_ident())
+                if len(waiters) == 2:
+                    both_waiting.set()
+            return wait_for_entry(*args)
+
+        monkeypatch.setattr(sitemap_cache, "_wait_for_entry", counting_wait)
+        counted.hold = lambda: both_waiting.wait(10)
         barrier = threading.Barrier(3)
         statuses: list[int] = []
 
@@ -441,8 +527,35 @@ class TestLocking:
             thread.start()
         for thread in threads:
             thread.join(timeout=30)
+        assert both_waiting.is_set()
         assert statuses == [200, 200, 200]
         assert counted.renders == 1
+
+    def test_holder_finishing_between_a_waiters_two_reads_is_not_taken_for_dead(
+        self, cached, counted, monkeypatch
+    ):
+        # The waiter reads the metadata (not stored yet); the holder stores the
+        # file and releases the lock before the waiter's next read.
+        bodies = holder_finishes_during(
+            monkeypatch,
+            counted,
+            lambda method, key: (
+                method == "get" and key.startswith(f"{sitemap_cache.KEY_PREFIX}:f:")
+            ),
+        )
+        assert counted.renders == 1
+        assert bodies[0] == bodies[1] and b"/about/" in bodies[0]
+
+    def test_lock_taken_after_the_holder_released_it_serves_the_stored_file(
+        self, cached, counted, monkeypatch
+    ):
+        # The lookup misses while the holder renders; by the time the request
+        # takes the lock, the holder has stored the file and released it.
+        bodies = holder_finishes_during(
+            monkeypatch, counted, lambda method, key: method == "get_many"
+        )
+        assert counted.renders == 1
+        assert bodies[0] == bodies[1] and b"/about/" in bodies[0]
 
     def test_dead_lock_holder_costs_a_bounded_wait(self, settings, counted, monkeypatch):
         settings.SITEMAPS_PLUS = {**CACHED, "CACHE_LOCK_WAIT": 0.3}
