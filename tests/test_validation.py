@@ -510,6 +510,57 @@ class TestHostileInput:
         assert report.rule_ids() == {"SM111"}
         assert "TOP-SECRET" not in render_json(report)
 
+    @pytest.mark.parametrize(
+        "path",
+        [
+            "/site/../secret/creds.txt",
+            "/site/%2e%2e/secret/creds.txt",
+            "/site/%2E%2E%2Fsecret/creds.txt",
+            "/site/..%2fsecret/creds.txt",
+            "//secret/creds.txt",
+        ],
+    )
+    def test_local_index_never_reads_outside_its_directory(self, tmp_path, path):
+        (tmp_path / "secret").mkdir()
+        (tmp_path / "secret" / "creds.txt").write_text("password=TOP-SECRET\n")
+        (tmp_path / "site").mkdir()
+        target = tmp_path / "site" / "sitemap.xml"
+        target.write_bytes(index(sitemap(f"{SITE}{path}")))
+        report = validate(target, base_url=f"{SITE}/site/sitemap.xml", now=NOW)
+        assert [file.target for file in report.files] == [str(target)]
+        assert [f.rule.id for f in report.findings] == ["SM312"]
+        assert "TOP-SECRET" not in render_json(report)
+
+    def test_local_index_never_reads_an_absolute_path_or_a_link_out(self, tmp_path):
+        secret = tmp_path / "secret" / "creds.txt"
+        secret.parent.mkdir()
+        secret.write_text("password=TOP-SECRET\n")
+        (tmp_path / "site").mkdir()
+        (tmp_path / "site" / "link.xml").symlink_to(secret)
+        target = tmp_path / "site" / "sitemap.xml"
+        # "/site/" + "/tmp/.../creds.txt" once joined onto the directory as an absolute path.
+        locs = [f"{SITE}/site/{secret.as_posix()}", f"{SITE}/site/link.xml", f"{SITE}/site/%00"]
+        target.write_bytes(index("".join(sitemap(loc) for loc in locs)))
+        report = validate(target, base_url=f"{SITE}/site/sitemap.xml", now=NOW)
+        assert [file.target for file in report.files] == [str(target)]
+        assert [f.rule.id for f in report.findings] == ["SM601"] * 3
+        assert "TOP-SECRET" not in render_json(report)
+        # Published at the root: "//tmp/..." is "/tmp/..." below it, not the absolute path.
+        target.write_bytes(index(sitemap(f"{SITE}/{secret.as_posix()}")))
+        report = validate(target, base_url=f"{SITE}/sitemap.xml", now=NOW)
+        assert [f.rule.id for f in report.findings] == ["SM601"]
+        assert "TOP-SECRET" not in render_json(report)
+
+    def test_dot_segments_leaving_the_directory_are_sm312(self):
+        base_url = f"{SITE}/dir/sitemap.xml"
+        for loc in ("/dir/../x", "/dir/%2e%2e/x", "/dir/a/../../x", "/dir/.."):
+            assert rule_ids(urlset(url(loc=f"{SITE}{loc}")), base_url=base_url) == {"SM312"}
+        assert rule_ids(urlset(url(loc=f"{SITE}/dir/a/../x")), base_url=base_url) == set()
+        # Among plain entries (the batch path), only the one leaving is reported.
+        body = "".join(url(loc=f"{SITE}/dir/{name}") for name in ("a", "../x", "b", "c/../d"))
+        report = validate(urlset(body), base_url=base_url, now=NOW)
+        assert [(f.rule.id, f.url) for f in report.findings] == [("SM312", f"{SITE}/dir/../x")]
+
     def test_billion_laughs_is_refused(self):
         entities = '<!ENTITY a "lol">' + "".join(
             f'<!ENTITY {chr(98 + i)} "{("&" + chr(97 + i) + ";") * 10}">' for i in range(9)

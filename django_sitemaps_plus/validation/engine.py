@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Union
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.validation import parser
@@ -119,14 +119,14 @@ class _Run:
     ) -> None:
         if not self.follow or file.kind != "sitemapindex" or index_url is None:
             return
-        index = urlsplit(index_url)
-        directory = index.path[: index.path.rfind("/") + 1] or "/"
+        origin, directory = parser.url_scope(index_url)
         for loc, line in children:
             child = urlsplit(loc)
-            if (child.scheme, child.netloc.lower()) != (index.scheme, index.netloc.lower()):
+            if (child.scheme.lower(), child.netloc.lower()) != origin:
                 continue  # reported as SM310; never fetch another host on an index's word
-            if not (child.path or "/").startswith(directory):
-                continue  # SM312
+            path = parser.normalized_path(child.path)
+            if not path.startswith(directory):
+                continue  # reported as SM312; never read outside the index's directory
             if loc in self.visited:
                 if self.visited[loc] == "sitemapindex":
                     file.add("SM602", "lists an index (already validated)", line=line, url=loc)
@@ -136,10 +136,8 @@ class _Run:
             self.visited[loc] = None
             try:
                 if local_directory is not None:
-                    relative = unquote(child.path[len(directory) :])
-                    child_file = self.validate_path(
-                        local_directory / relative, published_at=loc, depth=depth + 1
-                    )
+                    child_path = _local_child(local_directory, path[len(directory) :])
+                    child_file = self.validate_path(child_path, published_at=loc, depth=depth + 1)
                 else:
                     child_file = self.validate_url(loc, depth=depth + 1)
             except (UnreadableTarget, FetchError, OSError) as exc:
@@ -160,6 +158,20 @@ class _Run:
             self.visited[published_at] = file.kind
         self.follow_children(file, children, published_at, depth=depth, local_directory=path.parent)
         return file
+
+
+def _local_child(directory: Path, relative: str) -> Path:
+    """The file ``relative`` (a normalised URL path below the index's) names in
+    the index's local ``directory``; UnreadableTarget when it resolves outside
+    it (through a symbolic link) or cannot be a file name."""
+    path = directory / relative
+    try:
+        inside = path.resolve().is_relative_to(directory.resolve())
+    except (OSError, ValueError) as exc:  # a NUL byte, a symbolic link loop
+        raise UnreadableTarget(f"cannot read {path}: {exc}") from exc
+    if not inside:
+        raise UnreadableTarget(f"{path} leads outside {directory}: not read")
+    return path
 
 
 def _read_chunks(handle: IO[bytes]) -> Iterator[bytes]:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import codecs
 import datetime as dt
 import operator
+import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
 from typing import Any, Final
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from lxml import etree
 
@@ -106,6 +107,27 @@ _SITEMAP_FILE_SUFFIXES: Final = (".xml", ".xml.gz", ".txt", ".txt.gz", ".XML", "
 _SITEMAP_FILE_RE: Final = re.compile(r"sitemap[^/]*\.(?:xml|txt)(?:\.gz)?$", re.IGNORECASE)
 
 
+def normalized_path(path: str) -> str:
+    """A URL's path as it names a file: escapes decoded, then dot segments and
+    repeated slashes resolved (``/dir/%2e%2e/x`` is ``/x``, never above ``/``).
+    A trailing slash is kept."""
+    if "%" not in path and "/." not in path and "//" not in path:
+        return path or "/"  # the common case: already normal
+    decoded = unquote(path) or "/"
+    normal = "/" + posixpath.normpath(decoded).lstrip("/")
+    if decoded.endswith(("/", "/.", "/..")) and not normal.endswith("/"):
+        normal += "/"
+    return normal
+
+
+def url_scope(url: str) -> tuple[tuple[str, str], str]:
+    """A sitemap URL's origin (scheme, host) and directory (normalised, ending
+    with "/"): what it may list is on that origin, at or below that directory."""
+    parts = urlsplit(url)
+    path = normalized_path(parts.path)
+    return (parts.scheme.lower(), parts.netloc.lower()), path[: path.rfind("/") + 1]
+
+
 @dataclass
 class Context:
     """What a check needs to know beyond the bytes."""
@@ -170,10 +192,7 @@ class LocChecker:
         self.file_origin: tuple[str, str] | None = None
         self.file_directory = "/"
         if context.file_url:
-            parts = urlsplit(context.file_url)
-            self.file_origin = (parts.scheme.lower(), parts.netloc.lower())
-            path = parts.path or "/"
-            self.file_directory = path[: path.rfind("/") + 1]
+            self.file_origin, self.file_directory = url_scope(context.file_url)
         self.first_origin: tuple[str, str] | None = None
         #: hash(loc) → hreflang cluster signature (None: no alternates).
         self.seen: dict[int, int | None] = {}
@@ -212,7 +231,7 @@ class LocChecker:
                     line=line,
                     url=value,
                 )
-            elif not (path or "/").startswith(self.file_directory):
+            elif not normalized_path(path).startswith(self.file_directory):
                 add("SM312", f"not at or below {self.file_directory}", line=line, url=value)
         elif self.first_origin is None:
             self.first_origin = origin
@@ -252,7 +271,11 @@ class LocChecker:
             return None  # a new origin: check() compares it and caches it
         origin = self._last_origin
         if self.file_origin is not None:
-            if origin != self.file_origin or not (path or "/").startswith(self.file_directory):
+            if (
+                origin != self.file_origin
+                or not (path or "/").startswith(self.file_directory)
+                or "/.." in path  # may lead out of the directory: check() normalises
+            ):
                 return None
         elif origin != self.first_origin:
             return None
@@ -1034,6 +1057,8 @@ class XmlChecker:
         # (A case-insensitive pattern scans slowly; a plain substring test first.)
         if "sitemap" in joined.lower() and _SITEMAP_FILE_LINES_RE.search(joined):
             return None
+        if "/.." in joined and self._locs.file_directory != "/":
+            return None  # a dot segment may lead out of the directory (SM312)
         hashes = list(map(hash, locs))
         seen = self._locs.seen
         if len(set(hashes)) != len(hashes) or not seen.keys().isdisjoint(hashes):
