@@ -19,7 +19,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from django.apps import apps
 from django.http import HttpRequest
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch, converters, get_resolver, get_urlconf, reverse
+from django.urls.resolvers import URLResolver, get_ns_resolver
 from django.utils.encoding import iri_to_uri
 
 from django_sitemaps_plus import protocol
@@ -118,6 +119,70 @@ _PROBES: Sequence[tuple[str, re.Pattern[str]]] = (
     ),
 )
 
+#: Django's own converters: ``to_url(value)`` is ``str(value)`` and their regex
+#: accepts every value of the class its probe proves (checked by exact type: a
+#: subclass may override ``to_url``).
+_PLAIN_CONVERTERS = (
+    converters.StringConverter,
+    converters.SlugConverter,
+    converters.IntConverter,
+    converters.UUIDConverter,
+    converters.PathConverter,
+)
+
+
+def _reverse_resolver(url_name: str) -> tuple[URLResolver, str]:
+    """The resolver ``reverse(url_name)`` looks the name up in, and the name.
+
+    The namespace walk of ``django.urls.reverse`` (without ``current_app``,
+    as ``LocationTemplate`` reverses).
+    """
+    resolver = get_resolver(get_urlconf())
+    *path, view = url_name.split(":")
+    ns_pattern = ""
+    ns_converters: dict[str, Any] = {}
+    for ns in path:
+        app_list = resolver.app_dict.get(ns)
+        if app_list and ns not in app_list:
+            ns = app_list[0]
+        extra, resolver = resolver.namespace_dict[ns]
+        ns_pattern += extra
+        ns_converters.update(resolver.pattern.converters)
+    if ns_pattern:
+        resolver = get_ns_resolver(ns_pattern, resolver, tuple(ns_converters.items()))
+    return resolver, view
+
+
+def _splices_like_reverse(url_name: str, kwarg_names: Sequence[str]) -> bool:
+    """Whether splicing values of the probes' classes gives what reverse gives.
+
+    True only when exactly one pattern of ``url_name`` takes these kwargs
+    (so no other pattern could take a value instead), none of them has a
+    default, and each is captured by one of Django's own converters: their
+    ``to_url`` is ``str()`` and their regex accepts the whole class. A
+    custom converter (its ``to_url`` may pad or lowercase) or a ``re_path``
+    group (its regex may accept less than the class) leaves every URL to
+    ``reverse()``.
+    """
+    try:
+        resolver, view = _reverse_resolver(url_name)
+    except KeyError:
+        return False
+    names = set(kwarg_names)
+    candidates = [
+        (params, defaults, converters_)
+        for possibility, _pattern, defaults, converters_ in resolver.reverse_dict.getlist(view)
+        for _result, params in possibility
+        if not names.symmetric_difference(params).difference(defaults)
+    ]
+    if len(candidates) != 1:
+        return False
+    params, defaults, converters_ = candidates[0]
+    return all(
+        name in params and name not in defaults and type(converters_.get(name)) in _PLAIN_CONVERTERS
+        for name in kwarg_names
+    )
+
 
 class LocationTemplate:
     """A named URL pattern reversed once, with per-row values spliced in.
@@ -127,6 +192,10 @@ class LocationTemplate:
     each row's values are checked against what the probe proved the pattern
     accepts and spliced into the result. A value outside that class goes
     through ``reverse()`` itself, so the output is always what reverse gives.
+    The splice is used only for a pattern whose kwargs are all captured by
+    Django's own converters (``<slug:...>``, ``<str:...>``, ``<int:...>``,
+    ``<uuid:...>``, ``<path:...>``); with a custom converter or a
+    ``re_path`` group every URL goes through ``reverse()`` (``fast`` False).
     """
 
     def __init__(self, url_name: str, kwargs: Mapping[str, str]) -> None:
@@ -135,7 +204,7 @@ class LocationTemplate:
         self.pieces: list[str] = []
         self.accepts: list[re.Pattern[str]] = []
         probes = self._find_probes()
-        if probes is None:
+        if probes is None or not _splices_like_reverse(url_name, self.kwarg_names):
             self.fast = False
             return
         path = reverse(url_name, kwargs={k: p for k, (p, _) in zip(self.kwarg_names, probes)})
