@@ -1,7 +1,8 @@
 """A shop: products in categories, each with a few images.
 
 Images are stored as plain file paths (``FileField``), so the demo needs no
-Pillow; ``uploaded_at`` feeds the product's ``lastmod``.
+Pillow. A product's ``lastmod`` is the later of ``modified`` (stamped only
+when what its page shows changes) and its newest image's ``uploaded_at``.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+
+from django_sitemaps_plus.fields import ContentChangedField
 
 
 class Category(models.Model):
@@ -28,7 +31,9 @@ class Product(models.Model):
     slug = models.SlugField(max_length=220, unique=True, allow_unicode=True)
     price = models.DecimalField(max_digits=10, decimal_places=2)
     category = models.ForeignKey(Category, on_delete=models.PROTECT, related_name="products")
-    modified = models.DateTimeField(auto_now=True)
+    # What the product page shows; a save that changes none of it (stock
+    # bookkeeping, is_active) leaves the sitemap's lastmod alone.
+    modified = ContentChangedField(tracked_fields=["name", "price", "category"])
     is_active = models.BooleanField(default=True)
 
     class Meta:
