@@ -178,6 +178,29 @@ class FastPathTests(Registered):
         self.assert_reciprocal(com_entries + de_entries)
         assert de_entries[0][1] == com_entries[0][1]
 
+    def test_internationalised_host_in_idna_form(self) -> None:
+        Place.objects.create(slug="berlin")
+        extension = Hreflang(hosts={"de": "https://bücher.example"})
+        site.register(PlaceSection, extensions=[extension])
+        _, com = fetch("/sitemap-places-1.xml")
+        com_entries = entries(assert_valid(com))
+        assert [loc for loc, _ in com_entries] == [
+            "https://example.com/en/places/berlin/",
+            "https://example.com/fr/places/berlin/",
+        ]
+        assert com_entries[0][1]["de"] == "https://xn--bcher-kva.example/de/places/berlin/"
+        # Served for the German host (its base URL in Unicode too), the German
+        # version is this file's own: listed, with the same links.
+        with override_settings(
+            SITEMAPS_PLUS={"BASE_URL": "https://bücher.example", "CACHE": False}
+        ):
+            _, de = fetch("/sitemap-places-1.xml")
+        de_entries = entries(assert_valid(de))
+        assert "https://xn--bcher-kva.example/de/places/berlin/" in [loc for loc, _ in de_entries]
+        assert de_entries[0][1]["de"] == com_entries[0][1]["de"]
+        assert b"b\xc3\xbccher" not in com + de
+        assert "sitemaps_plus.E103" not in [m.id for m in check_sections()]
+
 
 class StorySection(ModelSection):
     model = Story

@@ -150,6 +150,24 @@ class ImageTests(TestCase):
         ]
         assert "relative.jpg" in logs.output[0]
 
+    def test_internationalised_hosts_in_idna_form(self) -> None:
+        class Idn(Section):
+            name = "idn"
+            extensions = [Images(method="pictures")]
+
+            def items(self) -> list[str]:
+                return ["/a/"]
+
+            def pictures(self, item: Any) -> list[str]:
+                return ["https://bücher.example/ü.jpg", "//Bücher.example/b.jpg"]
+
+        site.register(Idn)
+        _, body = fetch("/sitemap-idn-1.xml")
+        assert assert_valid(body).xpath("//image:loc/text()", namespaces=NS) == [
+            "https://xn--bcher-kva.example/%C3%BC.jpg",
+            "https://xn--bcher-kva.example/b.jpg",
+        ]
+
     def test_budget_counts_images(self) -> None:
         plain = GallerySection(extensions=[])
         with_images = GallerySection(extensions=[Images("cover", max_per_url=3)])

@@ -188,6 +188,28 @@ class VideoTests(TestCase):
         assert b"video:platform" not in body
         assert body.count(b"<video:tag>") == protocol.MAX_VIDEO_TAGS
 
+    def test_internationalised_hosts_in_idna_form(self) -> None:
+        info = VideoInfo(
+            "https://bücher.example/t.jpg",
+            "t",
+            "d",
+            content_loc="//bücher.example/v.mp4",
+            uploader="Chef",
+            uploader_info="https://bücher.example/chef/",
+        )
+        site.register(OneVideo, info=info)
+        _, body = fetch("/sitemap-one-1.xml")
+        root = assert_valid(body)
+        assert root.xpath("//video:thumbnail_loc/text()", namespaces=NS) == [
+            "https://xn--bcher-kva.example/t.jpg"
+        ]
+        assert root.xpath("//video:content_loc/text()", namespaces=NS) == [
+            "https://xn--bcher-kva.example/v.mp4"
+        ]
+        assert root.xpath("//video:uploader/@info", namespaces=NS) == [
+            "https://xn--bcher-kva.example/chef/"
+        ]
+
     def test_limits_edges_are_written(self) -> None:
         info = VideoInfo(
             "/t.jpg", "x" * 100, "d" * 2_048, content_loc="/v.mp4", duration=1, rating=0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from django.core.checks import CheckMessage
@@ -93,6 +94,23 @@ _ABSOLUTE_URI_RE = re.compile(
 _PLAIN_NAME_RE = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_\-./]*")
 
 
+def ascii_host(url: str) -> str | None:
+    """``url`` with an internationalised host in its ASCII (IDNA) form, as
+    ``location.ascii_origin`` writes the site's own base URL; None when the
+    host is not a valid domain name. Paths and ASCII hosts are kept as given
+    (their other non-ASCII characters are left to ``iri_to_uri``)."""
+    from django_sitemaps_plus.location import ascii_origin
+
+    if url.isascii():
+        return url
+    try:
+        if urlsplit(url).netloc.isascii():
+            return url
+        return ascii_origin(url)
+    except (UnicodeError, ValueError):
+        return None
+
+
 def loc_budget(section: Section) -> int:
     """Bytes budgeted for one escaped URL of ``section`` (as for its locs)."""
     return section.get_max_loc_length() * 3 // 2
@@ -127,7 +145,10 @@ def media_url(value: Any, site: SiteContext, max_length: int) -> tuple[str | Non
         if len(text) > max_length:
             return None, f"is longer than {max_length:,} characters"
         return text, None
-    text = iri_to_uri(text)
+    ascii_text = ascii_host(text)
+    if ascii_text is None:
+        return None, f"({value!r}) has a host that is not a valid domain name"
+    text = iri_to_uri(ascii_text)
     if text.startswith("//"):
         text = f"{site.scheme}:{text}"
     elif text.startswith("/"):

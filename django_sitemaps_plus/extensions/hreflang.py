@@ -38,7 +38,7 @@ from django.db import models
 from django.utils.encoding import iri_to_uri
 
 from django_sitemaps_plus import protocol, xml
-from django_sitemaps_plus.extensions.base import Extension, loc_budget
+from django_sitemaps_plus.extensions.base import Extension, ascii_host, loc_budget
 from django_sitemaps_plus.location import absolute_location
 
 if TYPE_CHECKING:
@@ -96,7 +96,12 @@ class Hreflang(Extension):
     ) -> None:
         self.languages = None if languages is None else list(languages)
         self.x_default = x_default
-        self.hosts = {lang: base.rstrip("/") for lang, base in (hosts or {}).items()}
+        # Internationalised hosts in their IDNA form, as the site's own base
+        # URL is: an href must be a URI, and the host compares with the site's.
+        self.hosts = {
+            lang: ascii_host(base.rstrip("/")) or base.rstrip("/")
+            for lang, base in (hosts or {}).items()
+        }
         self.codes = dict(codes or {})
 
     # Configuration ------------------------------------------------------------
@@ -222,7 +227,10 @@ class Hreflang(Extension):
                 return site.base_url + location, True, None
             url, why = absolute_location(location, site)
             return url, True, why
-        uri = iri_to_uri(location)
+        ascii_location = ascii_host(location)
+        if ascii_location is None:
+            return None, False, f"has a host that is not a valid domain name ({location!r})"
+        uri = iri_to_uri(ascii_location)
         if uri.startswith("/") and not uri.startswith("//"):
             uri = (host or site.base_url) + uri
         problem = protocol.loc_problem(uri)
@@ -273,6 +281,7 @@ class Hreflang(Extension):
             if (
                 parts.scheme not in ("http", "https")
                 or not parts.netloc
+                or not base.isascii()
                 or parts.path
                 or language not in languages
             ):
