@@ -39,6 +39,7 @@ from django_sitemaps_plus.location import LocationTemplate, SiteContext, absolut
 
 if TYPE_CHECKING:
     from django.contrib.sitemaps import Sitemap
+    from django.core.paginator import Paginator
 
 logger = logging.getLogger("django_sitemaps_plus")
 
@@ -908,25 +909,46 @@ class ContribSection(Section):
         return urls
 
     def _has_lastmod(self) -> bool:
+        from django.contrib.sitemaps import GenericSitemap
+
+        if (
+            isinstance(self.sitemap, GenericSitemap)
+            and type(self.sitemap).lastmod is GenericSitemap.lastmod
+            and self.sitemap.date_field is None
+        ):
+            return False  # its lastmod() is None for every item
         return getattr(self.sitemap, "lastmod", None) is not None
+
+    def _paginator(self) -> Paginator[Any]:
+        """The sitemap's paginator, read once: contrib's ``paginator`` property
+        builds a new one (and counts the items again) on every access."""
+        paginator: Paginator[Any] = self.sitemap.paginator
+        return paginator
+
+    @staticmethod
+    def _page_size(paginator: Paginator[Any], number: int) -> int:
+        """Items on page ``number``, from the count alone (no row is fetched)."""
+        page = paginator.page(number)
+        return int(page.end_index() - page.start_index() + 1)
 
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
         pages = []
-        num_pages = self.sitemap.paginator.num_pages if self.sitemap.paginator.count else 0
+        paginator = self._paginator()
+        num_pages = paginator.num_pages if paginator.count else 0
         for number in range(1, num_pages + 1):
             if self._has_lastmod():
                 urls = self._urls(number, site)
                 pages.append(PageInfo(number, latest([u["lastmod"] for u in urls]), len(urls)))
             else:
-                pages.append(PageInfo(number, None, len(self.sitemap.paginator.page(number))))
+                pages.append(PageInfo(number, None, self._page_size(paginator, number)))
         return pages
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
-        paginator = self.sitemap.paginator
+        paginator = self._paginator()
         if number < 1 or number > paginator.num_pages or not paginator.count:
             return None
         if not self._has_lastmod():
-            return PageInfo(number, None, len(paginator.page(number)))
+            return PageInfo(number, None, self._page_size(paginator, number))
         urls = self._urls(number, site)
         return PageInfo(number, latest([u["lastmod"] for u in urls]), len(urls), prepared=urls)
 

@@ -416,6 +416,25 @@ class TestContribAndPlainSections:
         # page_info's rendering (for Last-Modified) is reused for the body.
         assert calls == ["home", "about"]
 
+    def test_contrib_without_lastmod_counts_pages_without_fetching_rows(
+        self, registry, django_assert_num_queries
+    ):
+        articles(9)
+        sitemap = GenericSitemap({"queryset": Article.objects.order_by("pk")})
+        sitemap.limit = 2
+        register(sitemap, name="generic")
+        # One COUNT for the five files: no paginator per access, no page fetched.
+        with django_assert_num_queries(1):
+            response, index = fetch("/sitemap.xml")
+        assert response.status_code == 200
+        assert len(locs(index)) == 5
+        # The file: a COUNT for its page info, then contrib's get_urls() (its
+        # own COUNT and the page's rows).
+        with django_assert_num_queries(3):
+            _, page = fetch("/sitemap-generic-5.xml")
+        assert locs(page) == ["https://example.com/articles/article-8/"]
+        assert Client().get("/sitemap-generic-6.xml").status_code == 404
+
     @override_settings(LANGUAGES=[("en", "English"), ("de", "German")])
     def test_contrib_i18n_alternates(self, registry):
         class I18nSitemap(Sitemap):
