@@ -382,10 +382,34 @@ class TestLastmodValues:
             ("2024", {"SM402"}),
             ("2024-01-01T10:00+01:00", {"SM402"}),
             ("2024-01-01T10:00:00", {"SM401"}),  # a time needs a zone
+            # The ends of the calendar: in the future, or simply old; never a crash.
+            ("9999-12-31", {"SM403"}),
+            ("9999-12", {"SM402", "SM403"}),
+            ("9999", {"SM402", "SM403"}),
+            ("9999-12-31T23:00:00-05:00", {"SM403"}),  # past year 9999 in UTC
+            ("0001-01-01", set()),
+            ("0001", {"SM402"}),
+            ("0001-01-01T00:00:00+05:00", set()),  # before year 1 in UTC
+            ("0000-01-01", {"SM401"}),
         ],
     )
     def test_values(self, value, expected):
         assert rule_ids(urlset(url(f"<lastmod>{value}</lastmod>"))) == expected
+
+    @pytest.mark.parametrize(
+        ("value", "old"),
+        [
+            ("9999-12-31", False),
+            ("9999-12-31T23:00:00-05:00", False),
+            ("0001-01-01", True),
+            ("0001-01-01T00:00:00+05:00", True),
+        ],
+    )
+    def test_news_and_video_dates_at_the_ends_of_the_calendar(self, value, old):
+        news_rules = rule_ids(urlset(url(news(publication_date=value))))
+        assert news_rules == ({"SM814"} if old else set())
+        video_rules = rule_ids(urlset(url(video(publication_date=value, expiration_date=value))))
+        assert video_rules == set()
 
     def test_each_distinct_value_is_reported_on_every_entry(self):
         body = "".join(url("<lastmod>2023-02-30</lastmod>", loc=f"{SITE}/{i}") for i in range(3))

@@ -424,13 +424,34 @@ def _is_http_url(value: str) -> bool:
     return protocol.loc_problem(value) is None
 
 
+#: The first and last instants ``datetime`` holds: a span reaching past them
+#: (year 1 in UTC+14, year 9999 in UTC-12) is clamped to them.
+_FIRST_INSTANT: Final = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
+_LAST_INSTANT: Final = dt.datetime.max.replace(tzinfo=dt.timezone.utc)
+
+
+def _shift(instant: dt.datetime, delta: dt.timedelta) -> dt.datetime:
+    try:
+        return instant + delta
+    except OverflowError:
+        return _FIRST_INSTANT if delta < dt.timedelta(0) else _LAST_INSTANT
+
+
+def _month_start(year: int, month: int) -> dt.datetime:
+    """The first instant of a month in UTC (the last instant there is after 9999)."""
+    if year > dt.MAXYEAR:
+        return _LAST_INSTANT
+    return dt.datetime(year, month, 1, tzinfo=dt.timezone.utc)
+
+
 def _w3c_span(value: str) -> tuple[dt.datetime, dt.datetime] | None:
     """The earliest and latest UTC instants a W3C Datetime can mean, or None
     when it is not one (including dates the calendar lacks, like 2024-02-30).
 
     A value with a time is one instant. A date, month or year without a zone
     spans from its start in UTC+14 to its end in UTC-12, so "in the future"
-    and "older than two days" are only said when true in every zone.
+    and "older than two days" are only said when true in every zone. Instants
+    before year 1 or after 9999 (in UTC) are clamped to the first or last one.
     """
     match = protocol.W3C_DATETIME_RE.fullmatch(value)
     if match is None:
@@ -440,18 +461,18 @@ def _w3c_span(value: str) -> tuple[dt.datetime, dt.datetime] | None:
         if match["hour"] is None:
             start = dt.datetime(int(year), int(month or 1), int(day or 1), tzinfo=dt.timezone.utc)
             if day is not None:
-                end = start + dt.timedelta(days=1)
+                end = _shift(start, dt.timedelta(days=1))
             elif month is not None:
-                end = (start + dt.timedelta(days=32)).replace(day=1)
+                end = _month_start(start.year + start.month // 12, start.month % 12 + 1)
             else:
-                end = start.replace(year=start.year + 1)
-            return start - _EARLIEST_ZONE_AHEAD, end + _LATEST_ZONE_BEHIND
+                end = _month_start(start.year + 1, 1)
+            return _shift(start, -_EARLIEST_ZONE_AHEAD), _shift(end, _LATEST_ZONE_BEHIND)
         tz = match["tz"]
         offset = dt.timedelta(0)
         if tz != "Z":
             sign = 1 if tz[0] == "+" else -1
             offset = sign * dt.timedelta(hours=int(tz[1:3]), minutes=int(tz[4:6]))
-        instant = dt.datetime(
+        local = dt.datetime(
             int(year),
             int(month),
             int(day),
@@ -459,9 +480,13 @@ def _w3c_span(value: str) -> tuple[dt.datetime, dt.datetime] | None:
             int(match["minute"]),
             int(match["second"] or 0),
             tzinfo=dt.timezone(offset),
-        ).astimezone(dt.timezone.utc)
+        )
     except ValueError:  # 2024-02-30: the pattern allows it, the calendar does not
         return None
+    try:
+        instant = local.astimezone(dt.timezone.utc)
+    except OverflowError:  # UTC is behind (or ahead of) the zone, past year 9999 (or 1)
+        instant = _LAST_INSTANT if offset < dt.timedelta(0) else _FIRST_INSTANT
     return instant, instant
 
 
