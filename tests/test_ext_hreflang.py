@@ -134,6 +134,29 @@ class FastPathTests(Registered):
         assert set(found[0][1]) == {"en", "de", "fr", "x-default"}
         self.assert_reciprocal(found)
 
+    def test_item_languages_hook_gets_instances(self) -> None:
+        class Hooked(PlaceSection):
+            name = "hooked"
+
+            def item_languages(self, item: Place) -> list[str]:
+                assert isinstance(item, Place)
+                return ["de"] if item.slug.startswith("de-") else ["en", "fr"]
+
+        Place.objects.bulk_create(
+            [Place(slug=f"de-{i}") for i in range(3)] + [Place(slug=f"p-{i}") for i in range(3)]
+        )
+        site.register(Hooked)
+        # Page lastmod, rows, the batch's instances for the hook: none per URL.
+        with self.assertNumQueries(3):
+            _, body = fetch("/sitemap-hooked-1.xml")
+        found = [loc for loc, _ in entries(assert_valid(body))]
+        assert len(found) == 3 + 3 * 2
+        assert found[:2] == [
+            "https://example.com/de/places/de-0/",
+            "https://example.com/de/places/de-1/",
+        ]
+        assert "https://example.com/fr/places/p-2/" in found
+
     def test_items_per_file_divides_by_languages(self) -> None:
         section = PlaceSection()
         assert section.urls_per_item() == 3

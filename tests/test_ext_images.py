@@ -92,6 +92,34 @@ class ImageTests(TestCase):
             "https://example.com/media/photos/%C3%BCber%202.jpg",
         ]
 
+    def test_section_method_gets_instances_on_the_fast_path(self) -> None:
+        class Hooked(GallerySection):
+            name = "hooked"
+
+            def pictures(self, item: Gallery) -> list[Any]:
+                assert isinstance(item, Gallery)
+                return [item.cover, *(p.file for p in item.photos.all())]
+
+        for i in range(3):
+            Photo.objects.create(gallery=self.empty, file=f"photos/e{i}.jpg")
+        site.register(
+            Hooked,
+            url_name="gallery",
+            url_kwargs={"slug": "slug"},
+            extensions=[Images(method="pictures", prefetch=["photos"])],
+        )
+        # Page lastmod, rows, the batch's instances, the prefetch: none per URL.
+        with self.assertNumQueries(4):
+            _, body = fetch("/sitemap-hooked-1.xml")
+        assert assert_valid(body).xpath("//image:loc/text()", namespaces=NS) == [
+            "https://example.com/media/covers/alps.jpg",
+            "https://example.com/media/photos/1.jpg",
+            "https://example.com/media/photos/%C3%BCber%202.jpg",
+            "https://example.com/media/photos/e0.jpg",
+            "https://example.com/media/photos/e1.jpg",
+            "https://example.com/media/photos/e2.jpg",
+        ]
+
     @override_settings(MEDIA_URL="https://media.example.org/m/")
     def test_storage_on_a_cdn_host(self) -> None:
         site.register(GallerySection, extensions=[Images("cover")])

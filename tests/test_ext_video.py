@@ -145,6 +145,30 @@ class VideoTests(TestCase):
         ]
         assert root.xpath("//video:duration/text()", namespaces=NS) == ["90"]
 
+    def test_section_method_gets_instances_on_the_fast_path(self) -> None:
+        class Hooked(ClipSection):
+            name = "hooked"
+
+            def videos(self, item: Clip) -> VideoInfo:
+                assert isinstance(item, Clip)
+                return VideoInfo(
+                    item.thumbnail, item.title, item.description, content_loc=item.file
+                )
+
+        for slug in "abc":
+            Clip.objects.create(
+                slug=slug, title=slug.upper(), description=f"About {slug}.",
+                thumbnail=f"thumbs/{slug}.jpg", file=f"clips/{slug}.mp4",
+            )  # fmt: skip
+        site.register(Hooked, extensions=[Video(method="videos")])
+        with self.assertNumQueries(3):  # page lastmod, rows, the batch's instances
+            _, body = fetch("/sitemap-hooked-1.xml")
+        root = assert_valid(body)
+        assert root.xpath("//video:title/text()", namespaces=NS) == ["A", "B", "C"]
+        assert root.xpath("//video:content_loc/text()", namespaces=NS)[2] == (
+            "https://example.com/media/clips/c.mp4"
+        )
+
     def assert_dropped(self, info: VideoInfo, message: str) -> bytes:
         site.register(OneVideo, info=info)
         with self.assertLogs("django_sitemaps_plus", logging.WARNING) as logs:

@@ -40,7 +40,8 @@ class Extension:
 
         For a ``ModelSection`` the items are primary keys on the fast path
         (``url_name``) and instances otherwise; ``section.item_pk(item)`` gives
-        the key either way.
+        the key either way. Hooks documented to get the item get it from
+        ``instances()`` (one query per batch on the fast path), never a key.
         """
         return [None] * len(items)
 
@@ -179,6 +180,50 @@ def resolve_field(model: Any, path: str) -> Any:
             raise LookupError(f"{path!r}: {current._meta.label} has no field {part!r}") from None
         current = field.related_model if field.is_relation else None
     return field
+
+
+def instances(section: Section, items: Sequence[Any]) -> list[Any]:
+    """``items`` as the objects hooks are documented to receive.
+
+    On a ``ModelSection``'s fast path (``url_name``) the items are primary
+    keys: their instances are loaded in one ``in_bulk`` query for the batch
+    (None for a row deleted since). Instances, and the items of other
+    sections, are returned as they are.
+    """
+    from django.db import models
+
+    if not items or isinstance(items[0], models.Model) or not hasattr(section, "get_model"):
+        return list(items)
+    model: type[models.Model] = section.get_model()
+    keys = [section.item_pk(item) for item in items]
+    loaded = model._base_manager.in_bulk(keys)
+    return [loaded.get(key) for key in keys]
+
+
+def method_values(
+    section: Section,
+    items: Sequence[Any],
+    name: str,
+    prefetch: Sequence[str],
+    convert: Callable[[Any], list[Any]],
+) -> list[list[Any]]:
+    """``convert`` of what method ``name`` gives for each of ``items``.
+
+    The method is looked up on the section (called with the item) or else on
+    the model instance (called without arguments). Either way it gets model
+    instances (``instances``: one query per batch on the fast path), with
+    ``prefetch`` handed to ``prefetch_related_objects`` once per batch.
+    """
+    from django.db import models
+
+    objects = instances(section, items)
+    loaded = [obj for obj in objects if isinstance(obj, models.Model)]
+    if prefetch and loaded:
+        models.prefetch_related_objects(loaded, *prefetch)
+    on_section = getattr(section, name, None)
+    if on_section is not None:
+        return [convert(on_section(obj)) if obj is not None else [] for obj in objects]
+    return [convert(getattr(obj, name)()) if obj is not None else [] for obj in objects]
 
 
 def file_urls(field: Any) -> Callable[[Any], Any]:

@@ -38,7 +38,7 @@ from django.db import models
 from django.utils.encoding import iri_to_uri
 
 from django_sitemaps_plus import protocol, xml
-from django_sitemaps_plus.extensions.base import Extension, ascii_host, loc_budget
+from django_sitemaps_plus.extensions.base import Extension, ascii_host, instances, loc_budget
 from django_sitemaps_plus.location import absolute_location
 
 if TYPE_CHECKING:
@@ -142,7 +142,8 @@ class Hreflang(Extension):
     def fetch(self, section: Section, items: Sequence[Any]) -> Sequence[Any]:
         """The languages each item exists in (None: all), one query per batch at most.
 
-        The section's ``item_languages(item)`` hook wins when defined; a
+        The section's ``item_languages(item)`` hook wins when defined (it
+        gets model instances: on the fast path loaded in one query); a
         django-parler model's languages are those of its translation rows, a
         django-modeltranslation model's those whose column of its first
         translated field is filled.
@@ -152,7 +153,12 @@ class Hreflang(Extension):
             section, "item_languages", None
         )
         if hook is not None:
-            available = [_as_set(hook(item)) for item in items]
+            # The hook gets model instances, also on the fast path (where
+            # the items are keys): one query per batch, none per URL.
+            available = [
+                _as_set(hook(obj)) if obj is not None else frozenset()
+                for obj in instances(section, items)
+            ]
         else:
             model = getattr(section, "model", None)
             if model is not None and _is_parler_model(model):

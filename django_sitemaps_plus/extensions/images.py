@@ -5,9 +5,10 @@ Sources, each costing at most one query per batch of rows:
 - a field: ``Images("cover")`` (an ImageField/FileField, or a text field
   holding a URL), or a path across relations ``Images("photos__file")``;
 - a method: ``Images(method="sitemap_images", prefetch=["photos"])``, looked
-  up on the section (called with the item) or else on the model instance
-  (called without arguments), returning files, URLs or paths; ``prefetch``
-  is handed to ``prefetch_related_objects`` once per batch.
+  up on the section (called with the item, a model instance on a
+  ``ModelSection``'s fast path too) or else on the model instance (called
+  without arguments), returning files, URLs or paths; ``prefetch`` is handed
+  to ``prefetch_related_objects`` once per batch.
 
 Addresses are absolute: a file's storage URL (``MEDIA_URL`` on the site's
 host, or a CDN or bucket host), an absolute URL on any host, or a path made
@@ -36,6 +37,7 @@ from django_sitemaps_plus.extensions.base import (
     file_urls,
     loc_budget,
     media_url,
+    method_values,
     resolve_field,
 )
 
@@ -103,16 +105,7 @@ class Images(Extension):
         return [found.get(section.item_pk(item), []) for item in items]
 
     def _from_method(self, section: Section, items: Sequence[Any]) -> list[list[Any]]:
-        name = self.method or ""
-        on_section = getattr(section, name, None)
-        if on_section is not None:
-            return [_non_empty(on_section(item)) for item in items]
-        instances = _instances(section, items)
-        if self.prefetch:
-            models.prefetch_related_objects(
-                [obj for obj in instances if obj is not None], *self.prefetch
-            )
-        return [_non_empty(getattr(obj, name)()) if obj is not None else [] for obj in instances]
+        return method_values(section, items, self.method or "", self.prefetch, _non_empty)
 
     # Output -----------------------------------------------------------------------
 
@@ -208,12 +201,3 @@ def _non_empty(values: Iterable[Any] | None) -> list[Any]:
     if values is None:
         return []
     return [v for v in values if v not in (None, "") and not (hasattr(v, "name") and not v.name)]
-
-
-def _instances(section: Section, items: Sequence[Any]) -> list[Any]:
-    """Model instances for ``items``; on the fast path (keys) one query loads them."""
-    if not items or isinstance(items[0], models.Model):
-        return list(items)
-    model: type[models.Model] = section.get_model()  # type: ignore[attr-defined]
-    loaded = model._base_manager.in_bulk([section.item_pk(i) for i in items])
-    return [loaded.get(section.item_pk(i)) for i in items]

@@ -37,6 +37,7 @@ from django_sitemaps_plus.extensions.base import (
     Extension,
     file_urls,
     media_url,
+    method_values,
     resolve_field,
 )
 from django_sitemaps_plus.lastmod import format_w3c
@@ -158,18 +159,7 @@ class Video(Extension):
         return [found.get(section.item_pk(item), []) for item in items]
 
     def _from_method(self, section: Section, items: Sequence[Any]) -> list[list[VideoInfo]]:
-        from django_sitemaps_plus.extensions.images import _instances
-
-        name = self.method or ""
-        on_section = getattr(section, name, None)
-        if on_section is not None:
-            return [_as_list(on_section(item)) for item in items]
-        instances = _instances(section, items)
-        if self.prefetch:
-            models.prefetch_related_objects(
-                [obj for obj in instances if obj is not None], *self.prefetch
-            )
-        return [_as_list(getattr(obj, name)()) if obj is not None else [] for obj in instances]
+        return method_values(section, items, self.method or "", self.prefetch, _as_list)
 
     # Output -----------------------------------------------------------------------
 
