@@ -16,7 +16,7 @@ from django_sitemaps_plus.extensions import Images, NewsSection
 from django_sitemaps_plus.extensions.news import news_language
 from django_sitemaps_plus.location import SiteContext
 from django_sitemaps_plus.registry import site
-from tests.i18napp.models import NewsItem
+from tests.i18napp.models import Dispatch, NewsItem
 from tests.i18napp.xmlcheck import NS, assert_valid, urlset
 from tests.utils import fetch, locs
 
@@ -167,6 +167,35 @@ class NewsTests(TestCase):
             "https://example.com/media/pic.jpg"
         ]
         assert root.xpath("count(//news:news)", namespaces=NS) == 1
+
+    def test_date_and_title_across_relations(self) -> None:
+        fresh = self.add("fresh", 1)
+        self.add("old", 72)
+        Dispatch.objects.create(story=fresh, headline="Fresh & live", slug="fresh-live")
+        Dispatch.objects.create(story=NewsItem.objects.get(slug="old"), headline="Old", slug="o")
+
+        class Dispatches(NewsSection):
+            model = Dispatch
+            name = "dispatches"
+            publication_name = "The Daily"
+            date_field = "story__published_at"
+            title_field = "headline"
+
+        site.register(Dispatches)
+        assert [m for m in check_sections() if isinstance(m, Error)] == []
+        with clock(NOW):
+            _, body = fetch("/sitemap-dispatches-1.xml")
+        root = assert_valid(body)
+        assert locs(body) == ["https://example.com/news/fresh-live/"]
+        assert root.xpath("//news:title/text()", namespaces=NS) == ["Fresh & live"]
+        assert root.xpath("//news:publication_date/text()", namespaces=NS) == [
+            "2026-05-20T11:00:00Z"
+        ]
+        site._registry.clear()
+        site.register(Dispatches, date_field="story__published_at", title_field="story__title")
+        with clock(NOW):
+            _, body = fetch("/sitemap-dispatches-1.xml")
+        assert assert_valid(body).xpath("//news:title/text()", namespaces=NS) == ["Fresh"]
 
     def test_checks(self) -> None:
         site._registry.clear()

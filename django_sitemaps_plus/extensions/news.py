@@ -76,7 +76,9 @@ class News(Extension):
     def fetch(self, section: Section, items: Sequence[Any]) -> Sequence[Any]:
         assert isinstance(section, NewsSection)
         title, date = section.title_field, section.date_field
-        if items and isinstance(items[0], models.Model) and "__" not in title:
+        if items and isinstance(items[0], models.Model) and "__" not in title + date:
+            # Both are the instance's own columns (a path across relations,
+            # which the checks accept, is read with the query below).
             return [(getattr(item, title), getattr(item, date)) for item in items]
         rows = dict(
             (key, (t, d))

@@ -83,3 +83,14 @@ class Guide(models.Model):  # type: ignore[django-manager-missing]  # modeltrans
 
     def get_absolute_url(self) -> str:
         return reverse("guide", kwargs={"slug": self.slug})
+
+
+class Dispatch(models.Model):
+    """A news entry dated by its story: ``date_field`` across a relation."""
+
+    story = models.ForeignKey(NewsItem, on_delete=models.CASCADE, related_name="dispatches")
+    headline = models.CharField(max_length=300)
+    slug = models.SlugField(max_length=200)
+
+    def get_absolute_url(self) -> str:
+        return reverse("newsitem", kwargs={"slug": self.slug})
