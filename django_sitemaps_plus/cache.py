@@ -135,12 +135,22 @@ def invalidate(section: str | Section | Iterable[str | Section] | None = None) -
     ``bulk_create()``, raw SQL, another service writing the tables. Errors of
     the cache are logged, never raised.
     """
+    names = bump(section)
+    sitemaps_invalidated.send(sender=None, sections=None if names == [ALL] else names)
+
+
+def bump(section: str | Section | Iterable[str | Section] | None = None) -> list[str]:
+    """``invalidate()`` without the signal: replace the version tokens.
+
+    For the at-once invalidation of a save inside a transaction, whose signal
+    is sent by the one after the commit. Returns the names it bumped.
+    """
     names = _section_names(section)
     try:
         get_cache().set_many({_version_key(name): _new_token() for name in names}, timeout=None)
     except Exception:
         logger.warning("Sitemap cache: could not invalidate %s", names, exc_info=True)
-    sitemaps_invalidated.send(sender=None, sections=None if names == [ALL] else names)
+    return names
 
 
 def _versions(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> list[str]:

@@ -13,7 +13,9 @@ Model changes invalidate twice: at once, so later reads in the same
 transaction see the change, and again after the transaction commits
 (``transaction.on_commit``), so a file another process rendered from the
 pre-commit data in between is not kept (the after-commit one once per
-transaction and section). Nothing here ever raises into a save.
+transaction and section). ``sitemaps_invalidated`` is sent by the
+after-commit one only (at once in autocommit mode). Nothing here ever raises
+into a save.
 """
 
 from __future__ import annotations
@@ -124,8 +126,12 @@ def sections_for(model: type[models.Model]) -> set[str]:
 
 
 def invalidate_after_commit(names: Iterable[str], using: str | None = None) -> None:
-    """Invalidate ``names`` now and again when the current transaction commits."""
-    from django_sitemaps_plus.cache import invalidate
+    """Invalidate ``names`` now and again when the current transaction commits.
+
+    ``sitemaps_invalidated`` is sent once per transaction, after the commit,
+    for every section it changed (at once in autocommit mode).
+    """
+    from django_sitemaps_plus.cache import bump, invalidate
 
     names = set(names)
     if not names or not conf.CACHE:
@@ -151,7 +157,7 @@ def invalidate_after_commit(names: Iterable[str], using: str | None = None) -> N
         setattr(connection, _PENDING_ATTR + "_flush", flush)
         transaction.on_commit(flush, using=using)
     pending.update(names)
-    invalidate(names)
+    bump(names)  # no signal yet: the transaction may still roll back
 
 
 def _changed(sender: type[models.Model], instance: Any, deleted: bool, **kwargs: Any) -> None:

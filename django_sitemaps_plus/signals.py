@@ -10,7 +10,9 @@ from __future__ import annotations
 from django.dispatch import Signal
 
 #: Sent after cached sitemap files were made stale by ``cache.invalidate()``
-#: (after the transaction commits, for model changes). Arguments:
+#: (for model changes: once per transaction, after it commits, with every
+#: section it changed; at once in autocommit mode; never for a transaction
+#: that rolls back). Arguments:
 #: ``sections``: the section names, or None for every section. A receiver may
 #: purge a CDN or warm the cache again; it must not call ``invalidate()``.
 sitemaps_invalidated = Signal()

@@ -16,6 +16,8 @@ from django.test import Client
 from django_sitemaps_plus import register
 from django_sitemaps_plus.build import MANIFEST_NAME, build, generate_from_urls
 from django_sitemaps_plus.sections import ModelSection
+from django_sitemaps_plus.signals import sitemaps_built
+from tests.test_cache import received
 from tests.testapp.models import Article
 from tests.utils import assert_schema_valid, fetch, locs
 
@@ -100,6 +102,22 @@ class TestBuild:
         assert not (out / "sitemap-articles-3.xml").exists()
         assert not (out / "sitemap-articles-3.xml.gz").exists()
         assert len(locs(read(out / "sitemap.xml"))) == 2
+
+    def test_built_signal_is_sent_once_the_files_are_written(self, site_with_pages, out):
+        storage = FileSystemStorage(location=str(out))
+        on_storage: list[bool] = []
+
+        def receiver(result, **kwargs: object) -> None:
+            on_storage.append(all(storage.exists(name) for name in result.written))
+
+        sitemaps_built.connect(receiver, weak=False)
+        with received(sitemaps_built) as sent:
+            try:
+                result = build(storage)
+            finally:
+                sitemaps_built.disconnect(receiver)
+        assert len(sent) == 1 and sent[0]["result"] is result
+        assert on_storage == [True] and len(result.written) == 4
 
     def test_gzip_copies(self, site_with_pages, out):
         build(FileSystemStorage(location=str(out)), gzip=True)

@@ -10,7 +10,8 @@ import datetime as dt
 import gzip
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 from django.core.cache import cache as default_cache
@@ -23,6 +24,7 @@ from django.utils.http import http_date
 from django_sitemaps_plus import ModelSection, Section, register
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.location import SiteContext
+from django_sitemaps_plus.signals import sitemaps_invalidated
 from tests.testapp.models import Article, Comment, Tag
 from tests.utils import fetch, locs
 
@@ -47,6 +49,22 @@ def articles(count: int, **fields: object) -> list[Article]:
     return Article.objects.bulk_create(
         Article(pk=i + 1, title=f"t{i}", slug=f"article-{i}", **fields) for i in range(count)
     )
+
+
+@contextmanager
+def received(signal) -> Iterator[list[dict[str, object]]]:
+    """The arguments of every send of ``signal`` while the block runs."""
+    sent: list[dict[str, object]] = []
+
+    def receiver(**kwargs: object) -> None:
+        kwargs.pop("signal", None)
+        sent.append(kwargs)
+
+    signal.connect(receiver, weak=False)
+    try:
+        yield sent
+    finally:
+        signal.disconnect(receiver)
 
 
 def _chunk_keys(cache) -> list[str]:
@@ -299,18 +317,61 @@ class TestInvalidation:
         with django_assert_num_queries(2):  # page_info + rows: re-rendered
             fetch("/sitemap-articles-1.xml")
 
-    def test_rolled_back_change_after_commit_callbacks(self, cached, registry):
-        """Callbacks registered in a transaction that rolls back are dropped."""
+    def test_rolled_back_change_after_commit_callbacks(
+        self, cached, registry, django_capture_on_commit_callbacks
+    ):
+        """A callback registered in a transaction that rolls back is dropped; the
+        next transaction registers its own, and it invalidates."""
         from django.db import transaction
 
         register(Article)
         (article,) = articles(1)
-        with pytest.raises(RuntimeError), transaction.atomic():
+        with received(sitemaps_invalidated) as sent:
+            with django_capture_on_commit_callbacks() as callbacks:
+                with pytest.raises(RuntimeError), transaction.atomic():
+                    article.save()
+                    raise RuntimeError
+                with transaction.atomic():
+                    article.save()
+            assert len(callbacks) == 1
+            assert sent == []  # nothing committed yet
+            cache = sitemap_cache.get_cache()
+            token = cache.get(sitemap_cache._version_key("articles"))
+            callbacks[0]()
+            assert cache.get(sitemap_cache._version_key("articles")) != token
+            assert sent == [{"sender": None, "sections": ["articles"]}]
+
+    def test_invalidated_signal_once_per_transaction_after_commit(
+        self, cached, counted, django_capture_on_commit_callbacks
+    ):
+        register(Article)
+        (article,) = articles(1)
+        fetch("/sitemap-articles-1.xml")
+        with received(sitemaps_invalidated) as sent:
+            with django_capture_on_commit_callbacks(execute=True):
+                for slug in ("a", "b", "c"):
+                    article.slug = slug
+                    article.save()
+                assert sent == []  # before the commit
+                # ...yet this transaction's own reads see its change at once.
+                assert b"/articles/c/" in fetch("/sitemap-articles-1.xml")[1]
+            assert sent == [{"sender": None, "sections": ["articles"]}]
+            sitemap_cache.invalidate(["counted", "articles"])
+            sitemap_cache.invalidate()
+        assert sent[1:] == [
+            {"sender": None, "sections": ["articles", "counted"]},
+            {"sender": None, "sections": None},
+        ]
+
+    @pytest.mark.django_db(transaction=True)
+    def test_invalidated_signal_at_once_in_autocommit(self, cached, registry):
+        register(Article)
+        (article,) = articles(1)
+        with received(sitemaps_invalidated) as sent:
             article.save()
-            raise RuntimeError
-        with transaction.atomic():
-            article.save()  # a new transaction registers its own callback
-        assert fetch("/sitemap-articles-1.xml")[0].status_code == 200
+            assert sent == [{"sender": None, "sections": ["articles"]}]
+            article.delete()
+        assert len(sent) == 2
 
     def test_bypassing_writes_need_invalidate(self, cached, registry):
         register(Article)

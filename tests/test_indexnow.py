@@ -15,6 +15,8 @@ from django.test import Client
 from django.utils import timezone
 
 from django_sitemaps_plus import ModelSection, indexnow, register
+from django_sitemaps_plus.signals import indexnow_queued
+from tests.test_cache import received
 from tests.testapp.models import Article
 
 pytestmark = [pytest.mark.django_db, pytest.mark.cache]
@@ -133,6 +135,19 @@ class TestQueueing:
             article.title = "New title"
             article.save()
         assert indexnow.pending() == ["https://example.com/articles/first/"]
+
+    def test_queued_signal_is_sent_after_commit(
+        self, configured, django_capture_on_commit_callbacks
+    ):
+        register(Article)(PublishedSection)
+        first = "https://example.com/articles/first/"
+        with received(indexnow_queued) as sent:
+            with django_capture_on_commit_callbacks(execute=True):
+                Article.objects.create(title="First", slug="first")
+                assert sent == []  # nothing before the commit
+            assert sent == [{"sender": None, "urls": [first]}]
+            indexnow.enqueue(["https://example.com/a", "https://example.com/a", first])
+        assert sent[1:] == [{"sender": None, "urls": ["https://example.com/a", first]}]
 
     def test_unlisted_objects_are_not_queued_and_deletions_are(
         self, configured, django_capture_on_commit_callbacks
