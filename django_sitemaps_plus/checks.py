@@ -6,13 +6,14 @@ Every problem has a stable id, listed in docs/checks.md.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.apps import apps
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
-from django.db import models
+from django.db import DatabaseError, connections, models
 from django.urls import NoReverseMatch
 
 from django_sitemaps_plus import protocol
@@ -268,13 +269,39 @@ def check_sections(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
         if isinstance(section, ModelSection):
             errors.extend(_model_section_errors(section, label))
         elif isinstance(section, ContribSection):
-            errors.extend(_unordered_warning(label, section.sitemap.items()))
+            errors.extend(_unordered_warning(label, section.sitemap.items))
         else:
-            errors.extend(_unordered_warning(label, section.items()))
+            errors.extend(_unordered_warning(label, section.items))
     return errors
 
 
-def _unordered_warning(label: str, items: Any) -> list[CheckMessage]:
+class _QueryRefused(Exception):
+    """Raised by the execute wrapper of ``_items_without_queries``."""
+
+
+def _refuse_query(*args: Any) -> Any:
+    raise _QueryRefused
+
+
+def _items_without_queries(items: Callable[[], Any]) -> Any:
+    """``items()``, or None when it runs a query (or fails).
+
+    System checks run before ``migrate`` (the tables may not exist yet) and
+    must not query: an ``items()`` that returns a lazy queryset is inspected;
+    one that queries (``list(...)``, a count) is not, and its query is refused
+    before it reaches the database.
+    """
+    with ExitStack() as stack:
+        for connection in connections.all():
+            stack.enter_context(connection.execute_wrapper(_refuse_query))
+        try:
+            return items()
+        except (_QueryRefused, DatabaseError):
+            return None
+
+
+def _unordered_warning(label: str, items_method: Callable[[], Any]) -> list[CheckMessage]:
+    items = _items_without_queries(items_method)
     if isinstance(items, models.QuerySet) and not items.ordered:
         return [
             Warning(

@@ -126,6 +126,44 @@ def test_w001_unordered_queryset_in_a_plain_or_contrib_section(registry):
     assert ids() == ["sitemaps_plus.W001", "sitemaps_plus.W001"]
 
 
+@pytest.mark.django_db
+def test_checks_never_query_items_so_they_run_before_migrate(registry):
+    from django.core.management import call_command
+    from django.db import DatabaseError, connection
+
+    def query_a_missing_table():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT id FROM sitemaps_plus_not_migrated_yet")
+            return [row[0] for row in cursor.fetchall()]
+
+    class NotMigrated(Section):
+        def items(self):
+            return query_a_missing_table()
+
+    class NotMigratedSitemap(Sitemap):
+        def items(self):
+            return list(Event.objects.raw("SELECT * FROM sitemaps_plus_not_migrated_yet"))
+
+    register(NotMigrated)
+    register(NotMigratedSitemap, name="not-migrated-contrib")
+    executed: list[str] = []
+
+    def record(execute, sql, params, many, context):
+        # Outermost wrapper: sees a query the checks' wrapper refuses too.
+        try:
+            result = execute(sql, params, many, context)
+        except DatabaseError:
+            executed.append(sql)  # it reached the database
+            raise
+        executed.append(sql)
+        return result
+
+    with connection.execute_wrapper(record):
+        call_command("check")  # raised OperationalError from items()
+    assert executed == []
+    assert ids() == []
+
+
 @override_settings(
     SITEMAPS_PLUS={},
     INSTALLED_APPS=[
