@@ -234,6 +234,32 @@ class VideoTests(TestCase):
             "https://xn--bcher-kva.example/chef/"
         ]
 
+    def test_every_omission_is_logged(self) -> None:
+        info = VideoInfo(
+            "/t.jpg",
+            "t",
+            "d",
+            content_loc="/v.mp4",
+            view_count=-1,
+            expiration_date="2027-01-01",  # type: ignore[arg-type]
+            publication_date="yesterday",  # type: ignore[arg-type]
+            uploader="Chef",
+            uploader_info="chefs/1/",
+        )
+        site.register(OneVideo, info=info)
+        with self.assertLogs("django_sitemaps_plus", logging.WARNING) as logs:
+            _, body = fetch("/sitemap-one-1.xml")
+        assert_valid(body)
+        output = "\n".join(logs.output)
+        assert "view_count of -1" in output
+        assert "expiration_date '2027-01-01' that is not a date" in output
+        assert "publication_date 'yesterday' that is not a date" in output
+        assert "uploader_info that ('chefs/1/') is not usable" in output
+        assert len(logs.output) == 4
+        for tag in (b"view_count", b"expiration_date", b"publication_date"):
+            assert b"<video:" + tag not in body
+        assert b"<video:uploader>Chef</video:uploader>" in body
+
     def test_limits_edges_are_written(self) -> None:
         info = VideoInfo(
             "/t.jpg", "x" * 100, "d" * 2_048, content_loc="/v.mp4", duration=1, rating=0

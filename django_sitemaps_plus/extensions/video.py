@@ -308,9 +308,13 @@ def _yes_no(value: bool) -> str:
     return "yes" if value else "no"
 
 
-def _date(value: Any) -> str | None:
+def _date(value: Any, name: str, log: Any) -> str | None:
+    """A date or datetime as W3C Datetime; anything else is left out, logged."""
+    if value is None:
+        return None
     if isinstance(value, (dt.date, dt.datetime)):
         return format_w3c(value)
+    log(f"has a {name} {value!r} that is not a date or datetime; {name} left out")
     return None
 
 
@@ -328,12 +332,15 @@ def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
     title = (video.title or "").strip()
     description = (video.description or "").strip()
     if not title or len(title) > protocol.MAX_VIDEO_TITLE_LENGTH:
-        log(f"has a title of {len(title)} characters (1 to 100 allowed); video left out")
+        log(
+            f"has a title of {len(title)} characters "
+            f"(1 to {protocol.MAX_VIDEO_TITLE_LENGTH:,} allowed); video left out"
+        )
         return None
     if not description or len(description) > protocol.MAX_VIDEO_DESCRIPTION_LENGTH:
         log(
-            f"has a description of {len(description):,} characters (1 to 2,048 allowed); "
-            "video left out"
+            f"has a description of {len(description):,} characters "
+            f"(1 to {protocol.MAX_VIDEO_DESCRIPTION_LENGTH:,} allowed); video left out"
         )
         return None
     content = player = None
@@ -362,8 +369,11 @@ def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
         if protocol.MIN_VIDEO_DURATION <= duration <= protocol.MAX_VIDEO_DURATION:
             parts.append(f"<video:duration>{duration}</video:duration>")
         else:
-            log(f"has a duration of {duration} s (1 to 28,800 allowed); duration left out")
-    expiration = _date(video.expiration_date)
+            log(
+                f"has a duration of {duration} s ({protocol.MIN_VIDEO_DURATION} to "
+                f"{protocol.MAX_VIDEO_DURATION:,} allowed); duration left out"
+            )
+    expiration = _date(video.expiration_date, "expiration_date", log)
     if expiration:
         parts.append(f"<video:expiration_date>{expiration}</video:expiration_date>")
     if video.rating is not None:
@@ -371,15 +381,25 @@ def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
         if protocol.MIN_VIDEO_RATING <= rating <= protocol.MAX_VIDEO_RATING:
             parts.append(f"<video:rating>{rating}</video:rating>")
         else:
-            log(f"has a rating of {rating} (0.0 to 5.0 allowed); rating left out")
-    if video.view_count is not None and int(video.view_count) >= 0:
-        parts.append(f"<video:view_count>{int(video.view_count)}</video:view_count>")
-    published = _date(video.publication_date)
+            log(
+                f"has a rating of {rating} ({protocol.MIN_VIDEO_RATING} to "
+                f"{protocol.MAX_VIDEO_RATING} allowed); rating left out"
+            )
+    if video.view_count is not None:
+        view_count = int(video.view_count)
+        if view_count >= 0:
+            parts.append(f"<video:view_count>{view_count}</video:view_count>")
+        else:
+            log(f"has a view_count of {view_count} (0 or more allowed); view_count left out")
+    published = _date(video.publication_date, "publication_date", log)
     if published:
         parts.append(f"<video:publication_date>{published}</video:publication_date>")
     tags = [t.strip() for t in video.tags if t and t.strip()]
     if len(tags) > protocol.MAX_VIDEO_TAGS:
-        log(f"has {len(tags)} tags (32 allowed); the first 32 are listed")
+        log(
+            f"has {len(tags)} tags ({protocol.MAX_VIDEO_TAGS} allowed); the first "
+            f"{protocol.MAX_VIDEO_TAGS} are listed"
+        )
         tags = tags[: protocol.MAX_VIDEO_TAGS]
     parts.extend(f"<video:tag>{xml.escape(tag)}</video:tag>" for tag in tags)
     if video.family_friendly is not None:
@@ -406,11 +426,16 @@ def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
     if video.uploader:
         uploader = video.uploader.strip()
         if len(uploader) > protocol.MAX_VIDEO_UPLOADER_LENGTH:
-            log(f"has an uploader of {len(uploader)} characters (255 allowed); left out")
+            log(
+                f"has an uploader of {len(uploader)} characters "
+                f"({protocol.MAX_VIDEO_UPLOADER_LENGTH} allowed); left out"
+            )
         else:
             info = None
             if video.uploader_info:
                 info, why = media_url(video.uploader_info, site, max_loc)
+                if info is None:
+                    log(f"has an uploader_info that {why}; the uploader is listed without it")
             attribute = f' info="{xml.escape(info)}"' if info else ""
             parts.append(f"<video:uploader{attribute}>{xml.escape(uploader)}</video:uploader>")
     if video.platforms is not None:
