@@ -118,3 +118,28 @@ def test_simple_app_config_does_not_autodiscover(registry, monkeypatch):
     assert calls == []
     app_module.SitemapsPlusConfig("django_sitemaps_plus", module).ready()
     assert calls == ["x"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("autodiscover", "status"), [(True, 200), (False, 404)])
+def test_autodiscover_setting(registry, monkeypatch, settings, autodiscover, status):
+    from django.apps import apps
+    from django.test import Client
+
+    from django_sitemaps_plus import Section
+    from django_sitemaps_plus import apps as app_module
+
+    class FoundSection(Section):
+        name = "found"
+
+        def items(self):
+            return ["home"]
+
+    # An app's sitemaps.py, as autodiscovery would import it.
+    monkeypatch.setattr(
+        "django_sitemaps_plus.registry.autodiscover", lambda: register(FoundSection)
+    )
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "AUTODISCOVER": autodiscover}
+    module = apps.get_app_config("django_sitemaps_plus").module
+    app_module.SitemapsPlusConfig("django_sitemaps_plus", module).ready()
+    assert Client().get("/sitemap.xml").status_code == status

@@ -529,3 +529,98 @@ def test_database_down_gives_503_with_retry_after(registry, monkeypatch):
     response = Client().get("/sitemap-articles-1.xml")
     assert response.status_code == 503
     assert response["Retry-After"] == "120"
+
+
+class TestSettings:
+    """Each setting changes what is served (docs/settings.md)."""
+
+    @override_settings(SITEMAPS_PLUS={"BASE_URL": "https://example.com", "X_ROBOTS_TAG": "none"})
+    def test_x_robots_tag(self, registry):
+        register(Article)
+        articles(1)
+        for url in ("/sitemap.xml", "/sitemap-articles-1.xml", "/sitemap-articles-1.txt"):
+            assert Client().get(url)["X-Robots-Tag"] == "none"
+
+    @pytest.mark.parametrize(("protocol", "scheme"), [(None, "https"), ("http", "http")])
+    def test_protocol_of_the_sites_framework_domain(self, registry, protocol, scheme):
+        # No BASE_URL: the Sites framework's domain ("example.com") with PROTOCOL.
+        options: dict[str, object] = {"CACHE": False}
+        if protocol is not None:
+            options["PROTOCOL"] = protocol
+        register(Article)
+        articles(1)
+        with override_settings(SITEMAPS_PLUS=options):
+            _, index = fetch("/sitemap.xml")
+            _, body = fetch("/sitemap-articles-1.xml")
+        assert locs(index) == [f"{scheme}://example.com/sitemap-articles-1.xml"]
+        assert locs(body) == [f"{scheme}://example.com/articles/article-0/"]
+
+    @override_settings(SITEMAPS_PLUS={"BASE_URL": "https://example.com", "LIMIT": 2})
+    def test_limit(self, registry):
+        register(Article)
+        articles(5)
+        _, index = fetch("/sitemap.xml")
+        assert len(locs(index)) == 3
+        _, body = fetch("/sitemap-articles-3.xml")
+        assert locs(body) == ["https://example.com/articles/article-4/"]
+
+    @override_settings(SITEMAPS_PLUS={"BASE_URL": "https://example.com", "MAX_LOC_LENGTH": 40})
+    def test_max_loc_length(self, registry, caplog):
+        register(Article)
+        Article.objects.create(pk=1, title="a", slug="short")  # 35 characters
+        Article.objects.create(pk=2, title="b", slug="x" * 20)  # 50 characters
+        with caplog.at_level(logging.WARNING, logger="django_sitemaps_plus"):
+            _, body = fetch("/sitemap-articles-1.xml")
+        assert locs(body) == ["https://example.com/articles/short/"]
+        assert "is longer than 40 characters" in caplog.text
+
+    def test_files_past_the_index_maximum_are_left_out_and_logged(
+        self, registry, monkeypatch, caplog
+    ):
+        from django_sitemaps_plus import protocol
+
+        monkeypatch.setattr(protocol, "MAX_SITEMAPS_PER_INDEX", 2)
+        register(Article, limit=1)
+        articles(3)
+        with caplog.at_level(logging.ERROR, logger="django_sitemaps_plus"):
+            _, index = fetch("/sitemap.xml")
+        assert locs(index) == [
+            "https://example.com/sitemap-articles-1.xml",
+            "https://example.com/sitemap-articles-2.xml",
+        ]
+        assert "would list 3 files; the protocol allows 2" in caplog.text
+
+
+@override_settings(ROOT_URLCONF="tests.testapp.urls_namespaced")
+def test_an_instance_namespace_names_its_own_files(registry):
+    register(Article)
+    articles(1)
+    _, index = fetch("/maps/sitemap.xml")
+    assert locs(index) == ["https://example.com/maps/sitemap-articles-1.xml"]
+    _, root_index = fetch("/sitemap.xml")
+    assert locs(root_index) == ["https://example.com/sitemap-articles-1.xml"]
+    _, body = fetch("/maps/sitemap-articles-1.xml")
+    assert locs(body) == ["https://example.com/articles/article-0/"]
+
+
+@pytest.mark.parametrize(
+    ("url", "method"),
+    [
+        ("/sitemap.xml", "index_pages"),
+        ("/sitemap.txt", "index_pages"),
+        ("/sitemap-articles-1.txt", "page_info"),
+    ],
+)
+def test_database_down_gives_503_on_every_view(registry, monkeypatch, url, method):
+    from django.db import OperationalError
+
+    from django_sitemaps_plus.sections import ModelSection
+
+    def broken(*args, **kwargs):
+        raise OperationalError("database unavailable")
+
+    register(Article)
+    monkeypatch.setattr(ModelSection, method, broken)
+    response = Client().get(url)
+    assert response.status_code == 503
+    assert response["Retry-After"] == "120"
