@@ -10,9 +10,11 @@ them to a Django storage (``storage.get_build_storage``):
   fails or is killed leaves the previous set intact (the files it already
   replaced are complete, and the old index still names only existing files).
 - **Incremental.** A manifest (``sitemaps-manifest.json``) holds each file's
-  SHA-256; a file whose new content hashes the same is not rewritten. After
-  one row changes, only its page and the index (whose lastmod moved) are
-  written.
+  SHA-256; a file whose new content hashes the same is not rewritten (nor
+  compressed), unless its ``.gz`` copy is missing. After one row changes, only
+  its page and the index (whose lastmod moved) are written. A build without
+  gzip deletes the ``.gz`` copies an earlier one left, which a server
+  preferring them (nginx ``gzip_static``) would send instead of new content.
 
 ``generate_from_urls()`` is the generator mode: a plain list of URLs to
 sitemap files (XML or text), split at 50,000 URLs or 52,428,800 bytes, with an
@@ -39,6 +41,7 @@ from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import SiteContext, site_context
 from django_sitemaps_plus.storage import (
+    COPY_CHUNK,
     get_build_storage,
     read_bytes,
     storage_name,
@@ -105,37 +108,53 @@ class _Writer:
         self.result = result
 
     def write(self, name: str, chunks: Iterable[bytes], **info: Any) -> None:
-        import zlib
-
         digest = hashlib.sha256()
         size = 0
-        with tempfile.TemporaryFile() as spool, tempfile.TemporaryFile() as zipped:
-            compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31) if self.gzip else None
+        with tempfile.TemporaryFile() as spool:
             for chunk in chunks:
                 digest.update(chunk)
                 size += len(chunk)
                 spool.write(chunk)
-                if compressor is not None:
-                    zipped.write(compressor.compress(chunk))
-            if compressor is not None:
-                zipped.write(compressor.flush())
             sha = digest.hexdigest()
             self.new[name] = {"sha256": sha, "bytes": size, "gzip": self.gzip, **info}
             before = self.old.get(name)
             path = storage_name(name, self.prefix)
-            if (
-                isinstance(before, dict)
-                and before.get("sha256") == sha
-                and (before.get("gzip") or not self.gzip)
-                and self.storage.exists(path)
-            ):
+            if not self.gzip:
+                # A .gz of older content would be served by nginx's gzip_static.
+                self._remove_gzip(before, path)
+            if self._unchanged(before, sha, path):
                 self.result.skipped.append(name)
                 return
-            if compressor is not None:
-                # The .gz first: a server preferring it never finds it older.
-                write_atomic(self.storage, path + ".gz", zipped)
+            if self.gzip:
+                # Compressed only now: an unchanged file is never compressed.
+                with tempfile.TemporaryFile() as zipped:
+                    import zlib
+
+                    spool.seek(0)
+                    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
+                    while chunk := spool.read(COPY_CHUNK):
+                        zipped.write(compressor.compress(chunk))
+                    zipped.write(compressor.flush())
+                    # The .gz first: a server preferring it never finds it older.
+                    write_atomic(self.storage, path + ".gz", zipped)
             write_atomic(self.storage, path, spool)
             self.result.written.append(name)
+
+    def _unchanged(self, before: Any, sha: str, path: str) -> bool:
+        """Whether the storage holds this content already (with its .gz when gzipping)."""
+        if not isinstance(before, dict) or before.get("sha256") != sha:
+            return False
+        if self.gzip and not (before.get("gzip") and self.storage.exists(path + ".gz")):
+            return False
+        return self.storage.exists(path)
+
+    def _remove_gzip(self, before: Any, path: str) -> None:
+        """Delete the .gz an earlier build with gzip on may have left beside ``path``."""
+        # A manifest entry without gzip: the build that wrote it removed the .gz.
+        if isinstance(before, dict) and not before.get("gzip"):
+            return
+        if self.storage.exists(path + ".gz"):
+            self.storage.delete(path + ".gz")
 
 
 def _load_manifest(storage: Storage, prefix: str) -> dict[str, Any]:
@@ -179,6 +198,12 @@ def build(
     writer = _Writer(storage, prefix, gzip, old, result)
 
     plan = [(section, page) for section in registry for page in section.index_pages(site)]
+    if len(plan) > protocol.MAX_SITEMAPS_PER_INDEX:
+        # Before anything is rendered: the index lists one entry per file.
+        raise ValueError(
+            f"The index would list {len(plan):,} files; the protocol allows "
+            f"{protocol.MAX_SITEMAPS_PER_INDEX:,}."
+        )
     total = len(plan) * (2 if text else 1) + 1
     done = 0
     entries: list[str] = []
@@ -207,11 +232,6 @@ def build(
         loc = xml.escape(_file_loc(site, name, page.number, "xml"))
         entries.append(xml.sitemap_entry(loc, format_w3c(page.lastmod)))
         result.urls += page.url_count
-    if len(entries) > protocol.MAX_SITEMAPS_PER_INDEX:
-        raise ValueError(
-            f"The index would list {len(entries):,} files; the protocol allows "
-            f"{protocol.MAX_SITEMAPS_PER_INDEX:,}."
-        )
     if entries:
         # The index last: every file it names is complete by now.
         writer.write(INDEX_NAME, xml.stream_index(entries), files=len(entries))

@@ -124,6 +124,63 @@ class TestBuild:
         for name in ("sitemap.xml", "sitemap-articles-1.xml"):
             assert gzip.decompress(read(out / f"{name}.gz")) == read(out / name)
 
+    def test_gzip_switched_off_leaves_no_gz_copies(self, site_with_pages, out):
+        storage = FileSystemStorage(location=str(out))
+        build(storage, gzip=True)
+        Article.objects.filter(pk=3).update(slug="changed")
+        result = build(storage, gzip=False)
+        assert result.written == ["sitemap-articles-2.xml"]
+        assert b"changed" in read(out / "sitemap-articles-2.xml")
+        # A server preferring .gz (nginx gzip_static) would send the old content.
+        assert not [name for name in os.listdir(out) if name.endswith(".gz")]
+
+    def test_missing_gz_copy_is_written_again(self, site_with_pages, out):
+        storage = FileSystemStorage(location=str(out))
+        build(storage, gzip=True)
+        (out / "sitemap-articles-2.xml.gz").unlink()
+        result = build(storage, gzip=True)
+        assert result.written == ["sitemap-articles-2.xml"]
+        plain = read(out / "sitemap-articles-2.xml")
+        assert gzip.decompress(read(out / "sitemap-articles-2.xml.gz")) == plain
+
+    def test_unchanged_files_are_not_compressed(self, site_with_pages, out, monkeypatch):
+        import zlib
+
+        storage = FileSystemStorage(location=str(out))
+        build(storage, gzip=True)
+        compressors: list[object] = []
+        compressobj = zlib.compressobj
+
+        def counting(*args: object, **kwargs: object) -> object:
+            compressors.append(args)
+            return compressobj(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(zlib, "compressobj", counting)
+        assert len(build(storage, gzip=True).skipped) == 4
+        assert compressors == []
+        Article.objects.filter(pk=3).update(slug="changed")
+        assert build(storage, gzip=True).written == ["sitemap-articles-2.xml"]
+        assert len(compressors) == 1
+
+    def test_too_many_files_for_one_index_fail_before_rendering(
+        self, site_with_pages, out, monkeypatch
+    ):
+        from django_sitemaps_plus import protocol
+
+        monkeypatch.setattr(protocol, "MAX_SITEMAPS_PER_INDEX", 2)
+        rendered: list[int] = []
+        original = ModelSection.page_entries
+
+        def counting(self, number, site, info=None):
+            rendered.append(number)
+            return original(self, number, site, info)
+
+        monkeypatch.setattr(ModelSection, "page_entries", counting)
+        with pytest.raises(ValueError, match="would list 3 files"):
+            build(FileSystemStorage(location=str(out)))
+        assert rendered == []
+        assert not out.exists() or os.listdir(out) == []
+
     def test_failed_build_leaves_previous_set_intact(self, site_with_pages, out, monkeypatch):
         storage = FileSystemStorage(location=str(out))
         build(storage)
