@@ -5,7 +5,6 @@ Every problem has a stable id, listed in docs/checks.md.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from typing import Any
@@ -13,10 +12,11 @@ from urllib.parse import urlsplit
 
 from django.apps import apps
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
 from django.db import DatabaseError, connections, models
 from django.urls import NoReverseMatch
 
-from django_sitemaps_plus import protocol
+from django_sitemaps_plus import indexnow, protocol
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import LastmodFieldError, LastmodSpec
 
@@ -50,9 +50,6 @@ def check_settings(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
     errors.extend(_limit_errors("SITEMAPS_PLUS['LIMIT']", conf.get("LIMIT")))
     errors.extend(_loc_length_errors("SITEMAPS_PLUS['MAX_LOC_LENGTH']", conf.get("MAX_LOC_LENGTH")))
     return errors
-
-
-_INDEXNOW_KEY_RE = re.compile(r"[A-Za-z0-9-]{8,128}")
 
 
 def _is_number(value: Any, *, minimum: float, integer: bool = False) -> bool:
@@ -135,7 +132,7 @@ def check_serving_settings(
             )
         )
     key = get("INDEXNOW_KEY")
-    if key and not (isinstance(key, str) and _INDEXNOW_KEY_RE.fullmatch(key)):
+    if key and not (isinstance(key, str) and indexnow.KEY_RE.fullmatch(key)):
         errors.append(
             Error(
                 "SITEMAPS_PLUS['INDEXNOW_KEY'] must be 8 to 128 characters of a-z, A-Z, 0-9 "
@@ -198,28 +195,37 @@ def check_cache_is_shared(
     return []
 
 
-def _limit_errors(where: str, limit: Any) -> list[CheckMessage]:
-    if isinstance(limit, int) and 1 <= limit <= protocol.MAX_URLS_PER_FILE:
+def _range_errors(
+    where: str, value: Any, low: int, high: int, problem: str, hint: str, id: str
+) -> list[CheckMessage]:
+    """An error unless ``value`` is an integer (not a bool) from ``low`` to ``high``."""
+    if _is_number(value, minimum=low, integer=True) and value <= high:
         return []
-    return [
-        Error(
-            f"{where} = {limit!r}: a sitemap file holds 1 to {protocol.MAX_URLS_PER_FILE:,} URLs.",
-            hint="sitemaps.org/protocol.html#index: at most 50,000 URLs per file.",
-            id=f"{ID}.E004",
-        )
-    ]
+    return [Error(f"{where} = {value!r}: {problem.format(low=low, high=high)}.", hint=hint, id=id)]
+
+
+def _limit_errors(where: str, limit: Any) -> list[CheckMessage]:
+    return _range_errors(
+        where,
+        limit,
+        1,
+        protocol.MAX_URLS_PER_FILE,
+        "a sitemap file holds {low:,} to {high:,} URLs",
+        hint="sitemaps.org/protocol.html#index: at most 50,000 URLs per file.",
+        id=f"{ID}.E004",
+    )
 
 
 def _loc_length_errors(where: str, length: Any) -> list[CheckMessage]:
-    if isinstance(length, int) and 12 <= length <= protocol.MAX_LOC_LENGTH:
-        return []
-    return [
-        Error(
-            f"{where} = {length!r}: must be 12 to {protocol.MAX_LOC_LENGTH:,} characters.",
-            hint="sitemaps.org: a URL must be less than 2,048 characters.",
-            id=f"{ID}.E009",
-        )
-    ]
+    return _range_errors(
+        where,
+        length,
+        protocol.XSD_MIN_LOC_LENGTH,
+        protocol.MAX_LOC_LENGTH,
+        "must be {low:,} to {high:,} characters",
+        hint="sitemaps.org: a URL must be less than 2,048 characters.",
+        id=f"{ID}.E009",
+    )
 
 
 @register(Tags.compatibility)
@@ -329,11 +335,12 @@ def _model_section_errors(section: Any, label: str) -> list[CheckMessage]:
                 id=f"{ID}.E001",
             )
         )
-    if not isinstance(model._meta.pk, models.IntegerField):
+    try:
+        section._check_integer_pk()
+    except ImproperlyConfigured as exc:
         errors.append(
             Error(
-                f"{label}: {model._meta.label} has a {type(model._meta.pk).__name__} primary "
-                "key; ModelSection paginates by integer primary key ranges.",
+                str(exc),
                 hint="Register a Section (or a contrib Sitemap) for this model instead.",
                 obj=section,
                 id=f"{ID}.E006",
@@ -362,7 +369,7 @@ def _url_name_errors(section: Any, label: str, model: type[models.Model]) -> lis
     for kwarg, field in section.url_kwargs.items():
         try:
             model._meta.get_field(field)
-        except Exception:
+        except FieldDoesNotExist:
             errors.append(
                 Error(
                     f"{label}: url_kwargs[{kwarg!r}] names {field!r}, which is not a field "

@@ -51,14 +51,15 @@ def test_e003_base_url_not_absolute_site_root(base):
         assert "sitemaps_plus.E003" in ids()
 
 
-@pytest.mark.parametrize("limit", [0, 50_001, "many"])
+@pytest.mark.parametrize("limit", [0, 50_001, "many", True, 2.0])
 def test_e004_limit_out_of_range(registry, limit):
     with override_settings(SITEMAPS_PLUS={"BASE_URL": "https://example.com", "LIMIT": limit}):
         assert ids() == ["sitemaps_plus.E004"]
 
 
-def test_e004_section_limit(registry):
-    register(Article, limit=60_000)
+@pytest.mark.parametrize("limit", [60_000, True])
+def test_e004_section_limit(registry, limit):
+    register(Article, limit=limit)
     assert ids() == ["sitemaps_plus.E004"]
 
 
@@ -70,6 +71,8 @@ def test_e005_section_name_not_a_slug(registry):
 def test_e006_non_integer_primary_key(registry):
     register(UuidThing)
     assert ids() == ["sitemaps_plus.E006"]
+    [message] = [m for m in run_checks() if m.id == "sitemaps_plus.E006"]
+    assert "needs an integer primary key" in message.msg and "UUIDField" in message.msg
 
 
 def test_e007_url_name_that_does_not_reverse(registry):
@@ -88,7 +91,7 @@ def test_e008_changefreq_or_priority_invalid(registry, option, value):
     assert ids() == ["sitemaps_plus.E008"]
 
 
-@pytest.mark.parametrize("length", [5, 4_000])
+@pytest.mark.parametrize("length", [5, 11, 4_000, True])
 def test_e009_max_loc_length_out_of_range(registry, length):
     register(Event, max_loc_length=length)
     assert ids() == ["sitemaps_plus.E009"]
