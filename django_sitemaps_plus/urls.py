@@ -3,47 +3,30 @@
 from __future__ import annotations
 
 from django.urls import path, register_converter
+from django.urls.converters import IntConverter, StringConverter
 
 from django_sitemaps_plus import indexnow, views
 
 app_name = "sitemaps_plus"
 
 
-class PageConverter:
+class PageConverter(IntConverter):
     """A page number: 1, 2, ... (no sign, no leading zero), so a malformed
     page is a 404 before any query."""
 
     regex = "[1-9][0-9]{0,8}"
 
-    def to_python(self, value: str) -> int:
-        return int(value)
 
-    def to_url(self, value: int) -> str:
-        return str(value)
-
-
-class SectionConverter:
+class SectionConverter(StringConverter):
     """A section name: a lowercase slug (see ``registry.SECTION_NAME_RE``)."""
 
     regex = "[a-z0-9][a-z0-9_-]*?"
 
-    def to_python(self, value: str) -> str:
-        return value
 
-    def to_url(self, value: str) -> str:
-        return value
-
-
-class IndexNowKeyConverter:
+class IndexNowKeyConverter(StringConverter):
     """An IndexNow key: 8 to 128 of a-z, A-Z, 0-9 and '-'."""
 
-    regex = "[A-Za-z0-9-]{8,128}"
-
-    def to_python(self, value: str) -> str:
-        return value
-
-    def to_url(self, value: str) -> str:
-        return value
+    regex = indexnow.KEY_RE.pattern
 
 
 register_converter(PageConverter, "sitemap_page")
