@@ -99,6 +99,12 @@ def _bounds(cache: BaseCache) -> tuple[int, int]:
     return int(values.get(f"{PREFIX}:head", 0)), int(values.get(f"{PREFIX}:tail", 0))
 
 
+def _queued(cache: BaseCache) -> int:
+    """How many URLs are queued (the queue's length, without reading its items)."""
+    head, tail = _bounds(cache)
+    return max(0, tail - head)
+
+
 def pending() -> list[str]:
     """The queued URLs, oldest first."""
     cache = _cache()
@@ -237,6 +243,9 @@ class SubmitResult:
     requests: int = 0
     errors: list[str] = field(default_factory=list)
     skipped_until: float | None = None
+    #: Another run held the lock: this one submitted nothing, ``remaining`` is
+    #: what that run has still to send.
+    busy: bool = False
 
     @property
     def ok(self) -> bool:
@@ -305,11 +314,13 @@ def submit_pending(
     retry_at = cache.get(f"{PREFIX}:retry_at")
     if not force and isinstance(retry_at, (int, float)) and retry_at > time.time():
         result.skipped_until = float(retry_at)
-        result.remaining = len(pending())
+        result.remaining = _queued(cache)
         return result
     token = uuid.uuid4().hex
     if not cache.add(f"{PREFIX}:lock", token, timeout=LOCK_TTL):
         logger.info("IndexNow: another run is submitting.")
+        result.busy = True
+        result.remaining = _queued(cache)
         return result
     attempts = max_attempts or conf.INDEXNOW_MAX_ATTEMPTS
     batch_size = min(conf.INDEXNOW_BATCH_SIZE, MAX_URLS_PER_POST)

@@ -221,6 +221,35 @@ class TestSubmitting:
         call_command("indexnow_submit", "--force", stdout=stdout)
         assert indexnow.pending() == []
 
+    def test_run_while_another_submits_says_so(self, configured, endpoint, monkeypatch):
+        from django_sitemaps_plus.cache import get_cache
+
+        indexnow.enqueue(["https://example.com/a", "https://example.com/b"])
+        get_cache().add(f"{indexnow.PREFIX}:lock", "another run", timeout=60)
+        result = indexnow.submit_pending(sleep=no_sleep)
+        assert result.busy and not result.ok
+        assert (result.submitted, result.requests, result.remaining) == (0, 0, 2)
+        stdout = io.StringIO()
+        call_command("indexnow_submit", stdout=stdout)  # exit 0: that run sends them
+        assert stdout.getvalue() == "Another run is submitting; 2 URL(s) queued, left to it.\n"
+        assert endpoint.posts == []
+        get_cache().delete(f"{indexnow.PREFIX}:lock")
+        result = indexnow.submit_pending(sleep=no_sleep)
+        assert not result.busy and result.submitted == 2 and result.ok
+
+    def test_counting_the_queue_reads_no_url(self, configured, endpoint, monkeypatch):
+        endpoint.statuses = [500]
+        indexnow.enqueue(["https://example.com/a", "https://example.com/b"])
+        assert indexnow.submit_pending(max_attempts=1, sleep=no_sleep).remaining == 2
+
+        def reads_every_url() -> list[str]:
+            raise AssertionError("pending() read to count")
+
+        monkeypatch.setattr(indexnow, "pending", reads_every_url)
+        stdout = io.StringIO()
+        call_command("indexnow_submit", stdout=stdout)
+        assert "Backing off after failures: 2 URL(s) wait" in stdout.getvalue()
+
     def test_endpoint_down_never_breaks_a_save(
         self, configured, django_capture_on_commit_callbacks
     ):

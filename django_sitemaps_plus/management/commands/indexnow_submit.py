@@ -4,10 +4,11 @@ Run it from cron every minute or two, or call ``indexnow.submit_pending()``
 from a Celery task (docs/indexnow.md). ``--add URL`` queues URLs by hand, for
 changes made without model signals.
 
-Exit codes: 0 nothing failed (the queue is drained, or a backoff after
-earlier failures is still running: reported, retried by a later run); 1 URLs
-remain queued after failures, or the endpoint rejected some (logged); 2 bad
-usage (IndexNow not configured).
+Exit codes: 0 nothing failed (the queue is drained, a backoff after earlier
+failures is still running, or another run is submitting: reported, the
+queued URLs are left to a later run or that one); 1 URLs remain queued after
+failures, or the endpoint rejected some (logged); 2 bad usage (IndexNow not
+configured).
 """
 
 from __future__ import annotations
@@ -54,6 +55,12 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"Backing off after failures: {result.remaining} URL(s) wait {wait}s more "
                     "(--force to submit now)."
+                )
+            return
+        if result.busy:
+            if not quiet:
+                self.stdout.write(
+                    f"Another run is submitting; {result.remaining} URL(s) queued, left to it."
                 )
             return
         if not quiet:
