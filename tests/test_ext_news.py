@@ -150,6 +150,40 @@ class NewsTests(TestCase):
         assert locs(second) == ["https://example.com/news/n1000/"]
         assert fetch("/sitemap-news-3.xml")[0].status_code == 404
 
+    def test_queries_read_the_window_once(self) -> None:
+        NewsItem.objects.bulk_create(
+            [
+                NewsItem(
+                    slug=f"n{i}", title=f"N {i}", published_at=NOW - dt.timedelta(minutes=i + 1)
+                )
+                for i in range(2_500)
+            ]
+        )
+        with clock(NOW):
+            # The window's keys and lastmods, the clock; expires_at per file
+            # reuses the clock.
+            with self.assertNumQueries(2):
+                _, index = fetch("/sitemap.xml")
+            assert len(locs(index)) == 3
+            # The same two, then the page's rows (page_info's keys reused).
+            with self.assertNumQueries(3):
+                _, body = fetch("/sitemap-news-2.xml")
+            with self.assertNumQueries(3):
+                _, text = fetch("/sitemap-news-3.txt")
+        assert locs(body)[0] == "https://example.com/news/n1000/"
+        assert locs(body)[-1] == "https://example.com/news/n1999/"
+        assert len(locs(body)) == protocol.MAX_NEWS_PER_FILE
+        assert text.decode().split() == [
+            f"https://example.com/news/n{i}/" for i in range(2_000, 2_500)
+        ]
+        # Called on its own, expires_at reads the clock itself.
+        section = site.get("news")
+        assert section is not None
+        with clock(NOW), self.assertNumQueries(1):
+            assert section.expires_at(1, SITE) == NOW - dt.timedelta(minutes=2_500) + dt.timedelta(
+                days=protocol.NEWS_WINDOW_DAYS
+            )
+
     def test_with_images(self) -> None:
         class Illustrated(DailySection):
             name = "illustrated"
