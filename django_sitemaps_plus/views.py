@@ -14,7 +14,7 @@ import datetime as dt
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from functools import wraps
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import DatabaseError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
@@ -37,6 +37,7 @@ TEXT_CONTENT_TYPE = "text/plain; charset=utf-8"
 RETRY_AFTER_SECONDS = 120
 
 View = Callable[..., HttpResponseBase]
+T = TypeVar("T")
 
 
 def _unavailable_on_database_error(view: View) -> View:
@@ -94,6 +95,37 @@ def _serve(request: HttpRequest, site: SiteContext, source: Source, built: str) 
     return sitemap_cache.respond_uncached(request, source.prepare(), source.content_type)
 
 
+def _once(compute: Callable[[], T]) -> Callable[[], T]:
+    """``compute``, run at most once: a cache miss with ``CACHE_FRESHNESS_CHECK``
+    needs the same queries for the fingerprint and for ``prepare()``."""
+    results: list[T] = []
+
+    def get() -> T:
+        if not results:
+            results.append(compute())
+        return results[0]
+
+    return get
+
+
+def _all_pages(
+    site: SiteContext,
+) -> tuple[list[Section], Callable[[], list[tuple[Section, list[PageInfo]]]]]:
+    """The registered sections, and each one's files (computed once, when asked)."""
+    sections = list(registry)
+    return sections, _once(lambda: [(s, s.index_pages(site)) for s in sections])
+
+
+def _all_sections_source(
+    sections: list[Section],
+    content_type: str,
+    prepare: Callable[[], Prepared],
+    pages: Callable[[], list[tuple[Section, list[PageInfo]]]],
+) -> Source:
+    """A file showing every section: the index or ``sitemap.txt``."""
+    return Source(sections, content_type, prepare, lambda: [(s.get_name(), p) for s, p in pages()])
+
+
 @_unavailable_on_database_error
 def index(request: HttpRequest) -> HttpResponseBase:
     """``/sitemap.xml``: always a sitemap index, one entry per section file.
@@ -102,15 +134,15 @@ def index(request: HttpRequest) -> HttpResponseBase:
     never change as the site grows. With no URL at all it is a 404.
     """
     site = site_context(request)
-    sections = list(registry)
+    sections, all_pages = _all_pages(site)
 
     def prepare() -> Prepared:
         entries: list[str] = []
         lastmods: list[dt.date | dt.datetime | None] = []
         expiries: list[dt.datetime | None] = []
-        for section in sections:
+        for section, pages in all_pages():
             name = section.get_name()
-            for page in section.index_pages(site):
+            for page in pages:
                 loc = xml.escape(file_url(request, site, name, page.number, "xml"))
                 entries.append(xml.sitemap_entry(loc, format_w3c(page.lastmod)))
                 lastmods.append(page.lastmod)
@@ -128,12 +160,7 @@ def index(request: HttpRequest) -> HttpResponseBase:
             entries = entries[: protocol.MAX_SITEMAPS_PER_INDEX]
         return Prepared(latest(lastmods), lambda: xml.stream_index(entries), _earliest(expiries))
 
-    source = Source(
-        sections,
-        XML_CONTENT_TYPE,
-        prepare,
-        lambda: [(s.get_name(), s.index_pages(site)) for s in sections],
-    )
+    source = _all_sections_source(sections, XML_CONTENT_TYPE, prepare, all_pages)
     return _serve(request, site, source, "sitemap.xml")
 
 
@@ -148,17 +175,16 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Ht
             return xml.stream_urlset(found.page_entries(page, site, info), found.namespaces())
         return xml.stream_text(found.page_locations(page, site, info))
 
+    page_info = _once(lambda: found.page_info(page, site))
+
     def prepare() -> Prepared:
-        info = found.page_info(page, site)
+        info = page_info()
         if info is None:
             raise Http404("No such sitemap page.")
         return Prepared(info.lastmod, lambda: body(info), found.expires_at(page, site))
 
     source = Source(
-        [found],
-        XML_CONTENT_TYPE if ext == "xml" else TEXT_CONTENT_TYPE,
-        prepare,
-        lambda: found.page_info(page, site),
+        [found], XML_CONTENT_TYPE if ext == "xml" else TEXT_CONTENT_TYPE, prepare, page_info
     )
     return _serve(request, site, source, f"sitemap-{section}-{page}.{ext}")
 
@@ -183,17 +209,17 @@ def text(request: HttpRequest) -> HttpResponseBase:
     404 and the per-section ``.txt`` files are the text sitemaps to use.
     """
     site = site_context(request)
-    sections = list(registry)
+    sections, all_pages = _all_pages(site)
 
     def prepare() -> Prepared:
-        pages = [(s, p) for s in sections for p in s.index_pages(site)]
+        pages = [(s, p) for s, section_pages in all_pages() for p in section_pages]
         capacity = min((s.urls_per_file() for s in sections), default=protocol.MAX_URLS_PER_FILE)
         if sum(p.url_count for _, p in pages) > capacity:
             raise Http404("Too many URLs for one text sitemap; use the per-section .txt files.")
 
         def body() -> Iterator[bytes]:
             for section_, page in pages:
-                yield from xml.stream_text(section_.page_locations(page.number, site))
+                yield from xml.stream_text(section_.page_locations(page.number, site, page))
 
         return Prepared(
             latest([p.lastmod for _, p in pages]),
@@ -201,12 +227,7 @@ def text(request: HttpRequest) -> HttpResponseBase:
             _earliest(s.expires_at(p.number, site) for s, p in pages),
         )
 
-    source = Source(
-        sections,
-        TEXT_CONTENT_TYPE,
-        prepare,
-        lambda: [(s.get_name(), s.index_pages(site)) for s in sections],
-    )
+    source = _all_sections_source(sections, TEXT_CONTENT_TYPE, prepare, all_pages)
     return _serve(request, site, source, "sitemap.txt")
 
 

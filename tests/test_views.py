@@ -624,3 +624,35 @@ def test_database_down_gives_503_on_every_view(registry, monkeypatch, url, metho
     response = Client().get(url)
     assert response.status_code == 503
     assert response["Retry-After"] == "120"
+
+
+@pytest.mark.parametrize(
+    ("url", "limit", "queries"),
+    [
+        # The largest key, then one UNION of per-range aggregates.
+        ("/sitemap.xml", 2, 2),
+        ("/sitemap.txt", 50_000, 2 + 1),  # and the one file's rows
+        # The page's aggregate, then its rows.
+        ("/sitemap-articles-1.xml", 2, 2),
+        ("/sitemap-articles-1.txt", 2, 2),
+    ],
+)
+def test_a_cache_miss_with_the_freshness_check_queries_once(
+    settings, registry, django_assert_num_queries, url, limit, queries
+):
+    from django_sitemaps_plus import cache as sitemap_cache
+
+    settings.SITEMAPS_PLUS = {
+        "BASE_URL": "https://example.com",
+        "CACHE": True,
+        "CACHE_FRESHNESS_CHECK": True,
+    }
+    sitemap_cache.invalidate()
+    register(Article, lastmod_fields=["updated_at"], limit=limit)
+    articles(5, updated_at=at(1))
+    # The fingerprint (checked on a hit) is what prepare() computes: not run twice.
+    with django_assert_num_queries(queries):
+        response, _ = fetch(url)
+    assert response.status_code == 200
+    with django_assert_num_queries(1 if url.startswith("/sitemap-") else 2):
+        fetch(url)  # a hit: the freshness queries only
