@@ -23,16 +23,9 @@ LANGS = [("en", "English"), ("de", "Deutsch"), ("fr", "Français")]
 I18N = {"ROOT_URLCONF": "tests.i18napp.urls", "LANGUAGES": LANGS, "LANGUAGE_CODE": "en"}
 
 
+@pytest.mark.usefixtures("registry")
 class Registered(TestCase):
     """Each test registers its own sections in an emptied registry."""
-
-    def setUp(self) -> None:
-        self._saved = dict(site._registry)
-        site._registry.clear()
-
-    def tearDown(self) -> None:
-        site._registry.clear()
-        site._registry.update(self._saved)
 
     def assert_reciprocal(self, found: Iterable[tuple[str, dict[str, str]]]) -> None:
         """Every entry lists itself; every version it lists lists the same set."""

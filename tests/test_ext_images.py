@@ -30,23 +30,19 @@ class GallerySection(ModelSection):
     extensions = [Images("photos__file")]
 
 
+@pytest.mark.usefixtures("registry")
 @override_settings(**SETTINGS)
 class ImageTests(TestCase):
     maxDiff = None
 
     def setUp(self) -> None:
-        self._saved = dict(site._registry)
-        site._registry.clear()
+        super().setUp()
         self.alps = Gallery.objects.create(
             slug="alps", cover="covers/alps.jpg", external_image="https://cdn.example.net/a.jpg"
         )
         Photo.objects.create(gallery=self.alps, file="photos/1.jpg")
         Photo.objects.create(gallery=self.alps, file="photos/über 2.jpg")
         self.empty = Gallery.objects.create(slug="empty")
-
-    def tearDown(self) -> None:
-        site._registry.clear()
-        site._registry.update(self._saved)
 
     def test_related_files_whole_document(self) -> None:
         site.register(GallerySection)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from unittest import mock
 
+import pytest
 from django.core.checks import Error
 from django.test import TestCase, override_settings
 
@@ -36,18 +37,14 @@ class DailySection(NewsSection):
     landing_location = "news-index"
 
 
+@pytest.mark.usefixtures("registry")
 @override_settings(ROOT_URLCONF="tests.i18napp.urls", LANGUAGE_CODE="en")
 class NewsTests(TestCase):
     maxDiff = None
 
     def setUp(self) -> None:
-        self._saved = dict(site._registry)
-        site._registry.clear()
+        super().setUp()
         site.register(DailySection)
-
-    def tearDown(self) -> None:
-        site._registry.clear()
-        site._registry.update(self._saved)
 
     def add(self, slug: str, hours_ago: float, title: str = "") -> NewsItem:
         return NewsItem.objects.create(

@@ -18,8 +18,8 @@ from django_sitemaps_plus import ModelSection, protocol
 from django_sitemaps_plus.extensions import Hreflang, Images, Video, VideoInfo
 from django_sitemaps_plus.registry import site
 from tests.i18napp.models import Gallery
-from tests.i18napp.xmlcheck import OFFICIAL_XSD, assert_valid, official_schema, our_schema
-from tests.utils import fetch
+from tests.i18napp.xmlcheck import assert_valid, official_schema, our_schema
+from tests.utils import OFFICIAL_XSD, fetch
 
 
 class Everything(ModelSection):
@@ -53,6 +53,7 @@ def document(children: str, prefix: str) -> bytes:
     ).encode()
 
 
+@pytest.mark.usefixtures("registry")
 @override_settings(
     ROOT_URLCONF="tests.i18napp.urls",
     LANGUAGES=[("en", "English"), ("de", "Deutsch")],
@@ -60,14 +61,6 @@ def document(children: str, prefix: str) -> bytes:
     MEDIA_URL="/media/",
 )
 class AllExtensionsTests(TestCase):
-    def setUp(self) -> None:
-        self._saved = dict(site._registry)
-        site._registry.clear()
-
-    def tearDown(self) -> None:
-        site._registry.clear()
-        site._registry.update(self._saved)
-
     def test_one_document_with_every_extension(self) -> None:
         Gallery.objects.create(slug="alps", cover="covers/alps.jpg")
         site.register(Everything)
@@ -147,6 +140,7 @@ def test_official_schemas_accept_what_ours_accept() -> None:
         assert schema.validate(root), schema.error_log
 
 
+@pytest.mark.usefixtures("registry")
 @override_settings(
     ROOT_URLCONF="tests.i18napp.urls",
     LANGUAGES=[("en", "English"), ("de", "Deutsch"), ("fr", "Français")],
@@ -155,14 +149,6 @@ def test_official_schemas_accept_what_ours_accept() -> None:
 )
 class OwnValidatorTests(TestCase):
     """The project's validator finds nothing wrong with what the extensions write."""
-
-    def setUp(self) -> None:
-        self._saved = dict(site._registry)
-        site._registry.clear()
-
-    def tearDown(self) -> None:
-        site._registry.clear()
-        site._registry.update(self._saved)
 
     def test_site_with_every_extension(self) -> None:
         import datetime as dt

@@ -74,17 +74,10 @@ class OneVideo(Section):
         return self.info
 
 
+@pytest.mark.usefixtures("registry")
 @override_settings(ROOT_URLCONF="tests.i18napp.urls", MEDIA_URL="/media/")
 class VideoTests(TestCase):
     maxDiff = None
-
-    def setUp(self) -> None:
-        self._saved = dict(site._registry)
-        site._registry.clear()
-
-    def tearDown(self) -> None:
-        site._registry.clear()
-        site._registry.update(self._saved)
 
     def test_every_element_whole_document(self) -> None:
         site.register(OneVideo)

@@ -16,12 +16,11 @@ from pathlib import Path
 from lxml import etree
 
 from django_sitemaps_plus import protocol
+from tests.utils import OFFICIAL_XSD
 
 ROOT = Path(__file__).resolve().parents[2]
 OUR_SITEMAP = ROOT / "tests" / "schemas" / "sitemap.xsd"
 EXTENSION_SCHEMAS = ROOT / "django_sitemaps_plus" / "extensions" / "schemas"
-#: The official XSDs, beside the repository (absent outside this workplace).
-OFFICIAL_XSD = ROOT.parent / "shared" / "reference" / "xsd"
 
 NS = {
     "sm": protocol.SITEMAP_NS,
