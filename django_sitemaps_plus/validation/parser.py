@@ -67,6 +67,12 @@ BATCH_BYTES: Final = 1 << 17
 BATCH_ENTRIES: Final = 256
 #: Non-entry children kept under the root before they are reported and dropped.
 MAX_STRAY_CHILDREN: Final = 1_024
+#: Distinct lastmod values whose verdict is remembered (dates recur across entries).
+MAX_LASTMOD_VERDICTS: Final = 4_096
+#: Distinct priority and hreflang values remembered as valid (few per file).
+MAX_KNOWN_VALUES: Final = 1_000
+#: Alternate URLs remembered as valid; the set starts again when full.
+MAX_KNOWN_URLS: Final = 10_000
 #: A timestamp this far ahead of now is still "now" (clock skew).
 FUTURE_TOLERANCE: Final = dt.timedelta(minutes=10)
 #: A date (no time) begins first in UTC+14 and ends last in UTC-12.
@@ -1007,9 +1013,7 @@ class XmlChecker:
                     if lastmod.strip() != lastmod:
                         good = False  # SM210: the general path reports it
                     else:
-                        problems = self._judge_lastmod(lastmod)
-                        if len(verdicts) < 4_096:
-                            verdicts[lastmod] = problems
+                        problems = self._lastmod_verdict(lastmod)
                 good = good and not problems
             if good and changefreqs is not None and changefreqs[index] not in changefreq_values:
                 good = False
@@ -1020,20 +1024,16 @@ class XmlChecker:
                 first = index * links
                 alternates = hrefs[first : first + links]
                 for href in alternates:
-                    if href not in valid_urls:
-                        if len(href) > max_length or not clean_url(href):
-                            good = False
-                            break
-                        if len(valid_urls) >= 10_000:
-                            valid_urls.clear()
-                        valid_urls.add(href)
+                    # (Clean: unlike _check_link's, this href is not stripped.)
+                    if href not in valid_urls and (
+                        len(href) > max_length or not clean_url(href) or not self._url_ok(href)
+                    ):
+                        good = False
+                        break
                 for hreflang in hreflangs[first : first + links]:
-                    if hreflang not in valid_hreflangs:
-                        if not protocol.HREFLANG_RE.fullmatch(hreflang):
-                            good = False
-                            break
-                        if len(valid_hreflangs) < 1_000:
-                            valid_hreflangs.add(hreflang)
+                    if hreflang not in valid_hreflangs and not self._hreflang_ok(hreflang):
+                        good = False
+                        break
             if good and image_locs is not None:
                 first = index * images
                 for image in image_locs[first : first + images]:
@@ -1046,11 +1046,7 @@ class XmlChecker:
                 continue
             seen[key] = None
             if lastmod is not None:
-                self._lastmod_count += 1
-                if self._lastmod_first is None:
-                    self._lastmod_first = lastmod
-                elif lastmod != self._lastmod_first:
-                    self._lastmod_same = False
+                self._note_lastmod(lastmod)
             if entries is not None and (alternates is not None or self._pending):
                 self._check_cluster(key, loc, entries[index].sourceline, alternates)
         return True
@@ -1095,7 +1091,7 @@ class XmlChecker:
             for value in set(priorities).difference(valid_priorities):
                 if value.strip() != value or not _valid_priority(value):
                     return None
-                if len(valid_priorities) < 1_000:
+                if len(valid_priorities) < MAX_KNOWN_VALUES:
                     valid_priorities.add(value)
             if not valid_priorities.issuperset(priorities):
                 return None
@@ -1106,9 +1102,7 @@ class XmlChecker:
                 if problems is None:
                     if value.strip() != value:
                         return None
-                    problems = self._judge_lastmod(value)
-                    if len(verdicts) < 4_096:
-                        verdicts[value] = problems
+                    problems = self._lastmod_verdict(value)
                 if problems:
                     return None
         if hreflangs is not None:
@@ -1120,15 +1114,12 @@ class XmlChecker:
                     return None
                 if _CLEAN_URL_LINES_RE.fullmatch("\n".join(new_urls)) is None:
                     return None
-                if len(valid_urls) + len(new_urls) > 10_000:
+                if len(valid_urls) + len(new_urls) > MAX_KNOWN_URLS:
                     valid_urls.clear()
                 valid_urls.update(new_urls)
-            valid_hreflangs = self._valid_hreflangs
-            for value in set(hreflangs).difference(valid_hreflangs):
-                if not protocol.HREFLANG_RE.fullmatch(value):
+            for value in set(hreflangs).difference(self._valid_hreflangs):
+                if not self._hreflang_ok(value):
                     return None
-                if len(valid_hreflangs) < 1_000:
-                    valid_hreflangs.add(value)
         if image_locs is not None and (
             max(map(len, image_locs)) > protocol.MAX_LOC_LENGTH
             or _CLEAN_URL_LINES_RE.fullmatch("\n".join(image_locs)) is None
@@ -1478,19 +1469,27 @@ class XmlChecker:
 
     def _check_lastmod(self, element: Any, loc: str) -> None:
         value = _strip(element.text, self.report, "lastmod", element)
+        self._note_lastmod(value)
+        for rule, message in self._lastmod_verdict(value):
+            self._lastmod_problem(rule, message, element, loc)
+
+    def _note_lastmod(self, value: str) -> None:
+        """Count an entry's lastmod for SM404 (all entries with the same one)."""
         self._lastmod_count += 1
         if self._lastmod_first is None:
             self._lastmod_first = value
         elif value != self._lastmod_first:
             self._lastmod_same = False
-        # Dates recur across entries: each distinct value is judged once.
+
+    def _lastmod_verdict(self, value: str) -> tuple[tuple[str, str], ...]:
+        """The problems of a lastmod value (stripped); dates recur across
+        entries, so each distinct value is judged once."""
         problems = self._lastmod_verdicts.get(value)
         if problems is None:
             problems = self._judge_lastmod(value)
-            if len(self._lastmod_verdicts) < 4_096:
+            if len(self._lastmod_verdicts) < MAX_LASTMOD_VERDICTS:
                 self._lastmod_verdicts[value] = problems
-        for rule, message in problems:
-            self._lastmod_problem(rule, message, element, loc)
+        return problems
 
     def _judge_lastmod(self, value: str) -> tuple[tuple[str, str], ...]:
         match = protocol.W3C_DATETIME_RE.fullmatch(value)
@@ -1535,7 +1534,7 @@ class XmlChecker:
             return
         value = _strip(text, self.report, "priority", element)
         if _valid_priority(value):
-            if value == text and len(self._valid_priorities) < 1_000:
+            if value == text and len(self._valid_priorities) < MAX_KNOWN_VALUES:
                 self._valid_priorities.add(value)
         else:
             self.report.add(
@@ -1676,12 +1675,7 @@ class XmlChecker:
             return alternates  # amphtml and other relations are not language versions
         hreflang = link.get("hreflang")
         href = link.get("href")
-        if hreflang in self._valid_hreflangs:
-            pass
-        elif hreflang is not None and protocol.HREFLANG_RE.fullmatch(hreflang):
-            if len(self._valid_hreflangs) < 1_000:
-                self._valid_hreflangs.add(hreflang)
-        else:
+        if not self._hreflang_ok(hreflang):
             self.report.add(
                 "SM841",
                 f"hreflang {hreflang!r}"
@@ -1691,19 +1685,36 @@ class XmlChecker:
                 url=loc or None,
             )
         href = (href or "").strip()
-        if href in self._valid_urls:
-            pass
-        elif _is_http_url(href):
-            if len(self._valid_urls) >= 10_000:
-                self._valid_urls.clear()
-            self._valid_urls.add(href)
-        else:
+        if not self._url_ok(href):
             self.report.add("SM842", f"href {href[:200]!r}", line=link.sourceline, url=loc or None)
             return alternates
         if alternates is None:
             alternates = []
         alternates.append(href)
         return alternates
+
+    def _hreflang_ok(self, value: str | None) -> bool:
+        """Whether an hreflang value is valid (remembered when it is)."""
+        known = self._valid_hreflangs
+        if value in known:
+            return True
+        if value is None or not protocol.HREFLANG_RE.fullmatch(value):
+            return False
+        if len(known) < MAX_KNOWN_VALUES:
+            known.add(value)
+        return True
+
+    def _url_ok(self, href: str) -> bool:
+        """Whether an alternate's href is an http(s) URL (remembered when it is)."""
+        known = self._valid_urls
+        if href in known:
+            return True
+        if not _is_http_url(href):
+            return False
+        if len(known) >= MAX_KNOWN_URLS:
+            known.clear()
+        known.add(href)
+        return True
 
     def _check_cluster(
         self,
