@@ -85,8 +85,9 @@ class Extension:
 
 # Helpers shared by the extensions ------------------------------------------------
 
-#: A path that ``iri_to_uri`` leaves unchanged (only URI characters).
-_URI_PATH_RE = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/%?#\[\]]*")
+#: A path that ``iri_to_uri`` leaves unchanged (only URI characters): already a
+#: URI, it needs no encoding or parsing.
+URI_PATH_RE = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/%?#\[\]]*")
 #: An absolute http(s) URL made only of URI characters, with a host.
 _ABSOLUTE_URI_RE = re.compile(
     r"https?://[A-Za-z0-9.\-]+(?::[0-9]+)?(?:[/?#][A-Za-z0-9\-._~!$&'()*+,;=:@/%?#\[\]]*)?"
@@ -136,7 +137,7 @@ def media_url(value: Any, site: SiteContext, max_length: int) -> tuple[str | Non
     text = str(value).strip() if value is not None else ""
     if not text:
         return None, "is empty"
-    if text.startswith("/") and not text.startswith("//") and _URI_PATH_RE.fullmatch(text):
+    if text.startswith("/") and not text.startswith("//") and URI_PATH_RE.fullmatch(text):
         # The common case, checked without parsing: a URI path on the site.
         text = site.absolute(text)
         if len(text) > max_length:
@@ -227,7 +228,8 @@ def method_values(
 
 
 def file_urls(field: Any) -> Callable[[Any], Any]:
-    """A function from column values of ``field`` to what ``storage_url`` gives.
+    """A function from column values of ``field`` to media addresses: a
+    FileField's stored names become their storage URL, other values are kept.
 
     For a FileField whose storage URL is a fixed prefix plus the file name
     (FileSystemStorage and most CDN setups; checked with two probe names),
@@ -265,13 +267,3 @@ def file_urls(field: Any) -> Callable[[Any], Any]:
         return storage.url(name)
 
     return convert
-
-
-def storage_url(field: Any, name: Any) -> Any:
-    """A column value of ``field`` as fetched by ``values_list``: file names of
-    a FileField/ImageField become their storage URL, other values are kept."""
-    from django.db import models
-
-    if isinstance(field, models.FileField):
-        return field.storage.url(name) if name else None
-    return name

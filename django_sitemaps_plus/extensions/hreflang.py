@@ -26,7 +26,6 @@ the section's ``max_loc_length``, so a file never passes 52,428,800 bytes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
@@ -38,7 +37,13 @@ from django.db import models
 from django.utils.encoding import iri_to_uri
 
 from django_sitemaps_plus import protocol, xml
-from django_sitemaps_plus.extensions.base import Extension, ascii_host, instances, loc_budget
+from django_sitemaps_plus.extensions.base import (
+    URI_PATH_RE,
+    Extension,
+    ascii_host,
+    instances,
+    loc_budget,
+)
 from django_sitemaps_plus.location import absolute_location
 
 if TYPE_CHECKING:
@@ -46,9 +51,6 @@ if TYPE_CHECKING:
     from django_sitemaps_plus.sections import Section
 
 X_DEFAULT = "x-default"
-#: Characters ``iri_to_uri`` leaves as they are: a path made only of these is
-#: already a URI, and needs no encoding or parsing.
-_URI_PATH_RE = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/%?#\[\]]*")
 _LINK_TAGS = '<xhtml:link rel="alternate" hreflang="" href=""/>'
 
 
@@ -161,11 +163,12 @@ class Hreflang(Extension):
             ]
         else:
             model = getattr(section, "model", None)
+            translated = _modeltranslation_fields(model) if model is not None else []
             if model is not None and _is_parler_model(model):
                 available = _parler_languages(section, model, items)
-            elif model is not None and _modeltranslation_field(model) is not None:
+            elif model is not None and translated:
                 available = _modeltranslation_languages(
-                    section, model, items, [lang for lang, _ in plan[0]]
+                    section, model, items, translated[0], [lang for lang, _ in plan[0]]
                 )
             else:
                 available = [None] * len(items)
@@ -227,7 +230,7 @@ class Hreflang(Extension):
         """(absolute URL or None, whether it is on ``site``, why not)."""
         host = self.hosts.get(language)
         if host is None and location.startswith("/") and not location.startswith("//"):
-            if _URI_PATH_RE.fullmatch(location):
+            if URI_PATH_RE.fullmatch(location):
                 # Already a URI path (the fast path's spliced paths are): on
                 # the site's own base URL, which the settings check vets.
                 return site.base_url + location, True, None
@@ -301,7 +304,7 @@ class Hreflang(Extension):
                     )
                 )
         model = getattr(section, "model", None)
-        translated = _modeltranslation_fields(model) if model is not None else set()
+        translated = _modeltranslation_fields(model) if model is not None else []
         for kwarg, field in (getattr(section, "url_kwargs", None) or {}).items():
             if getattr(section, "url_name", None) and field in translated:
                 errors.append(
@@ -340,40 +343,29 @@ def _is_parler_model(model: type[models.Model]) -> bool:
     return issubclass(model, TranslatableModelMixin)
 
 
-def _modeltranslation_fields(model: type[models.Model]) -> set[str]:
+def _modeltranslation_fields(model: type[models.Model]) -> list[str]:
+    """The fields django-modeltranslation translates for ``model``, in order (none: [])."""
     if not apps.is_installed("modeltranslation"):
-        return set()
+        return []
     from modeltranslation.translator import NotRegistered, translator
 
     try:
-        return set(translator.get_options_for_model(model).get_field_names())
+        return list(translator.get_options_for_model(model).get_field_names())
     except NotRegistered:
-        return set()
-
-
-def _modeltranslation_field(model: type[models.Model]) -> str | None:
-    """The first field django-modeltranslation translates for ``model``, if any."""
-    if not apps.is_installed("modeltranslation"):
-        return None
-    from modeltranslation.translator import NotRegistered, translator
-
-    try:
-        options = translator.get_options_for_model(model)
-    except NotRegistered:
-        return None
-    names = list(options.get_field_names())
-    return names[0] if names else None
+        return []
 
 
 def _modeltranslation_languages(
-    section: Section, model: type[models.Model], items: Sequence[Any], languages: list[str]
+    section: Section,
+    model: type[models.Model],
+    items: Sequence[Any],
+    field: str,
+    languages: list[str],
 ) -> list[frozenset[str] | None]:
-    """Languages whose column of the first translated field is filled
-    (``title_de`` for German): read from instances, or one query per batch."""
+    """Languages whose column of ``field`` (the first translated field) is
+    filled (``title_de`` for German): read from instances, or one query per batch."""
     from modeltranslation.utils import build_localized_fieldname
 
-    field = _modeltranslation_field(model)
-    assert field is not None
     columns = [build_localized_fieldname(field, language) for language in languages]
     if items and isinstance(items[0], models.Model):
         rows = [[getattr(item, column, None) for column in columns] for item in items]
