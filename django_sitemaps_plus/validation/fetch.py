@@ -38,7 +38,6 @@ class FetchError(Exception):
 class Fetched:
     """A response with status 200 (others raise ``FetchError``)."""
 
-    url: str
     final_url: str
     content_type: str | None
     chunks: Iterator[bytes]
@@ -74,7 +73,7 @@ def _follow(url: str, get: Callable[[str], _Hop]) -> Fetched:
         if hop.status != 200:
             hop.close()
             raise FetchError(f"HTTP {hop.status} for {current}")
-        return Fetched(url, current, hop.content_type, hop.chunks, redirects, hop.close)
+        return Fetched(current, hop.content_type, hop.chunks, redirects, hop.close)
     raise FetchError(f"more than {MAX_REDIRECTS} redirects from {url}")
 
 

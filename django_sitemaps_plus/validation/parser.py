@@ -892,7 +892,7 @@ class XmlChecker:
                     self._over_limit(child)
                 self._check_entry(child)
             elif isinstance(tag, str) and tag.rpartition("}")[2] in _EVENT_NAMES:
-                self._wrong_entry(child)  # a url under sitemapindex, or the reverse
+                self._report_stray(child)  # a url under sitemapindex, or the reverse
             else:
                 strays.append(child)
                 continue
@@ -905,6 +905,9 @@ class XmlChecker:
                 self._report_stray(stray)
 
     def _report_stray(self, child: Any) -> None:
+        """SM203 for an element of the sitemap's namespace (or none) directly
+        under the root that is not its entry: a stray, or a url under
+        sitemapindex (a sitemap under urlset)."""
         tag = child.tag
         # Elements of other namespaces under the root are allowed (xsd:any ##other).
         if isinstance(tag, str) and (not tag.startswith("{") or tag.startswith(f"{{{self._ns}}}")):
@@ -914,16 +917,13 @@ class XmlChecker:
                 line=child.sourceline,
             )
 
-    def _stray_children(self, *, before: Any = None) -> None:
-        """Report and drop non-entry elements under the root (all, or those before ``before``)."""
+    def _stray_children(self) -> None:
+        """Report and drop the non-entry elements left under the root at the end."""
         root = self._root
-        child = next(iter(root), None)
-        while child is not None and child is not before:
-            following = child.getnext()
+        for child in list(root):
             if child is not self._last_entry and self._kind is not None:
                 self._report_stray(child)  # (the last entry was checked already)
             root.remove(child)
-            child = following
 
     # Batches of plain entries --------------------------------------------------------
 
@@ -1089,7 +1089,7 @@ class XmlChecker:
         if priorities is not None:
             valid_priorities = self._valid_priorities
             for value in set(priorities).difference(valid_priorities):
-                if value.strip() != value or not _valid_priority(value):
+                if value.strip() != value or not _is_priority(value):
                     return None
                 if len(valid_priorities) < MAX_KNOWN_VALUES:
                     valid_priorities.add(value)
@@ -1325,16 +1325,6 @@ class XmlChecker:
                 line=element.sourceline,
             )
 
-    def _wrong_entry(self, element: Any) -> None:
-        """A url under sitemapindex or a sitemap under urlset (events fire for both)."""
-        tag = element.tag
-        # Elements of other namespaces under the root are allowed (xsd:any ##other).
-        if isinstance(tag, str) and (not tag.startswith("{") or tag.startswith(f"{{{self._ns}}}")):
-            local = etree.QName(element).localname
-            self.report.add(
-                "SM203", f"<{local}> directly under <{self._kind}>", line=element.sourceline
-            )
-
     def _check_entry(self, entry: Any) -> None:
         report = self.report
         text = entry.text
@@ -1471,7 +1461,7 @@ class XmlChecker:
         value = _strip(element.text, self.report, "lastmod", element)
         self._note_lastmod(value)
         for rule, message in self._lastmod_verdict(value):
-            self._lastmod_problem(rule, message, element, loc)
+            self.report.add(rule, message, line=element.sourceline, url=loc or None)
 
     def _note_lastmod(self, value: str) -> None:
         """Count an entry's lastmod for SM404 (all entries with the same one)."""
@@ -1512,14 +1502,9 @@ class XmlChecker:
             problems.append(("SM403", f"{value!r} is in the future"))
         return tuple(problems)
 
-    def _lastmod_problem(self, rule: str, message: str, element: Any, loc: str) -> None:
-        self.report.add(rule, message, line=element.sourceline, url=loc or None)
-
     def _check_changefreq(self, element: Any, loc: str) -> None:
-        text = element.text
-        if text in protocol.CHANGEFREQ_VALUES:
-            return  # the common case, exactly right
-        value = _strip(text, self.report, "changefreq", element)
+        """A changefreq that is not exactly one of the values (the caller tests that)."""
+        value = _strip(element.text, self.report, "changefreq", element)
         if value not in protocol.CHANGEFREQ_VALUES:
             self.report.add(
                 "SM405",
@@ -1529,11 +1514,10 @@ class XmlChecker:
             )
 
     def _check_priority(self, element: Any, loc: str) -> None:
+        """A priority not known valid already (the caller tests that)."""
         text = element.text
-        if text in self._valid_priorities:
-            return
         value = _strip(text, self.report, "priority", element)
-        if _valid_priority(value):
+        if _is_priority(value):
             if value == text and len(self._valid_priorities) < MAX_KNOWN_VALUES:
                 self._valid_priorities.add(value)
         else:
@@ -1877,16 +1861,15 @@ def _syntax_rule(message: str) -> str:
     return "SM110"
 
 
-def _valid_priority(value: str) -> bool:
-    # xsd:decimal: optional sign, digits with an optional fraction, or ".5".
-    if not re.fullmatch(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)", value):
-        return False
-    return protocol.MIN_PRIORITY <= float(value) <= protocol.MAX_PRIORITY
-
-
 def _in_range(value: str, low: float, high: float, *, integer: bool = False) -> bool:
+    """Whether ``value`` is an xsd:decimal (optional sign, digits with an optional
+    fraction, or ".5"), or with ``integer`` digits only, from ``low`` to ``high``."""
     pattern = r"\d+" if integer else r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
     return re.fullmatch(pattern, value) is not None and low <= float(value) <= high
+
+
+def _is_priority(value: str) -> bool:
+    return _in_range(value, protocol.MIN_PRIORITY, protocol.MAX_PRIORITY)
 
 
 class TextChecker:

@@ -676,11 +676,6 @@ _RULES: Final = (
 RULES: Final[dict[str, Rule]] = {rule.id: rule for rule in _RULES}
 
 
-def get_rule(rule_id: str) -> Rule:
-    """The rule with ``rule_id``; ``KeyError`` when there is none."""
-    return RULES[rule_id]
-
-
 def _cell(text: str, *, code: bool = False) -> str:
     text = text.replace("|", "\\|")
     if not code:

@@ -38,7 +38,6 @@ class Payload:
         self.limit = limit
         self.total = 0
         self.truncated = False
-        self.gzipped = False
 
     def __iter__(self) -> Iterator[bytes]:
         first = b""
@@ -50,7 +49,6 @@ class Payload:
             self._report.add("SM114", "a zip archive; sitemaps may only be gzip-compressed")
             return
         if first.startswith(GZIP_MAGIC):
-            self.gzipped = True
             source: Iterator[bytes] = self._inflate(_chain(first, self._raw))
         else:
             source = _chain(first, self._raw)
