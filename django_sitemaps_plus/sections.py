@@ -14,6 +14,7 @@ what one page's lastmod is (``page_info``), and the page's ``<url>`` entries
 from __future__ import annotations
 
 import datetime as dt
+import html
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -431,14 +432,18 @@ class Section:
                 return page
         return None
 
-    def page_entries(
+    def _page_rows(
         self, number: int, site: SiteContext, info: PageInfo | None = None
-    ) -> Iterator[str]:
+    ) -> Iterator[list[Row]]:
+        """The page's rows (item, absolute URL or None, lastmod text, kwarg
+        values or None), in batches."""
         size = self.items_per_file()
         items = self._all_items()[(number - 1) * size : number * size]
+        # hreflang locates each language version itself; the item's own
+        # location (in the active language) may not even exist.
+        own_location = not self._has_versions()
         for start in range(0, len(items), BATCH_ROWS):
-            own_location = not self._has_versions()
-            rows: list[Row] = [
+            yield [
                 (
                     item,
                     self._location_url(item, site) if own_location else None,
@@ -447,25 +452,37 @@ class Section:
                 )
                 for item in items[start : start + BATCH_ROWS]
             ]
+
+    def page_entries(
+        self, number: int, site: SiteContext, info: PageInfo | None = None
+    ) -> Iterator[str]:
+        for rows in self._page_rows(number, site, info):
             yield from self._render(rows, site)
 
     def page_locations(
         self, number: int, site: SiteContext, info: PageInfo | None = None
     ) -> Iterator[str]:
-        """The absolute URLs of a page, for the text sitemap."""
-        for entry in self.page_entries(number, site, info):
-            start = entry.index("<loc>") + 5
-            yield _unescape(entry[start : entry.index("</loc>", start)])
+        """The absolute URLs of a page, for the text sitemap: the URLs of
+        its ``<url>`` entries, in order.
 
-
-def _unescape(text: str) -> str:
-    return (
-        text.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", '"')
-        .replace("&apos;", "'")
-        .replace("&amp;", "&")
-    )
+        Taken from the page's rows (no extension data fetched, no entry
+        rendered) unless an extension gives an item its URLs (hreflang) or a
+        subclass writes its own entries: then from the rendered entries.
+        """
+        if self._has_versions() or type(self).page_entries is not Section.page_entries:
+            for entry in self.page_entries(number, site, info):
+                start = entry.index("<loc>") + 5
+                yield html.unescape(entry[start : entry.index("</loc>", start)])
+            return
+        shared = self._shared_writer()
+        for rows in self._page_rows(number, site, info):
+            for item, url, lastmod, _values in rows:
+                writer = shared or _EntryWriter(
+                    self, self.get_changefreq(item), self.get_priority(item)
+                )
+                # The checks the XML entry passes (length, byte budget).
+                if url is not None and writer.write(item, url, lastmod) is not None:
+                    yield url
 
 
 class _PkPage(Func):
@@ -737,11 +754,10 @@ class ModelSection(Section):
         ordered: models.QuerySet[Any] = page.order_by("pk")
         return ordered
 
-    def page_entries(
+    def _page_rows(
         self, number: int, site: SiteContext, info: PageInfo | None = None
-    ) -> Iterator[str]:
-        for batch in self._page_batches(number, site):
-            yield from self._render(batch, site)
+    ) -> Iterator[list[Row]]:
+        return self._page_batches(number, site)
 
     def location_in(
         self, language: str, item: Any, values: Sequence[Any] | None = None

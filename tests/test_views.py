@@ -656,3 +656,26 @@ def test_a_cache_miss_with_the_freshness_check_queries_once(
     assert response.status_code == 200
     with django_assert_num_queries(1 if url.startswith("/sitemap-") else 2):
         fetch(url)  # a hit: the freshness queries only
+
+
+@override_settings(ROOT_URLCONF="tests.i18napp.urls", MEDIA_URL="/media/")
+def test_a_text_file_fetches_no_extension_data(registry, django_assert_num_queries):
+    from django_sitemaps_plus import ModelSection
+    from django_sitemaps_plus.extensions import Images
+    from tests.i18napp.models import Gallery, Photo
+
+    class GallerySection(ModelSection):
+        model = Gallery
+        name = "galleries"
+        extensions = [Images("photos__file")]
+
+    gallery = Gallery.objects.create(pk=1, slug="alps", cover="c.jpg")
+    Photo.objects.create(gallery=gallery, file="p/1.jpg")
+    Gallery.objects.create(pk=2, slug="beach", cover="d.jpg")
+    register(GallerySection)
+    _, xml_body = fetch("/sitemap-galleries-1.xml")
+    assert b"<image:loc>" in xml_body
+    # The page's aggregate and its rows; not the photos.
+    with django_assert_num_queries(2):
+        _, text = fetch("/sitemap-galleries-1.txt")
+    assert text.decode().splitlines() == locs(xml_body)
