@@ -34,6 +34,7 @@ from django.db import models
 from django_sitemaps_plus import protocol, xml
 from django_sitemaps_plus.extensions.base import (
     Extension,
+    batch_rows,
     file_urls,
     loc_budget,
     media_url,
@@ -90,14 +91,7 @@ class Images(Extension):
             # The instance has the column already: no query.
             return [_non_empty([getattr(item, path)]) for item in items]
         found: dict[Any, list[Any]] = {}
-        related = path.rsplit("__", 1)[0] if "__" in path else None
-        order = ["pk", f"{related}__pk"] if related else ["pk"]
-        rows = (
-            model._base_manager.filter(pk__in=[section.item_pk(i) for i in items])
-            .filter(**{f"{path}__isnull": False})
-            .order_by(*order)
-            .values_list("pk", path)
-        )
+        rows = batch_rows(section, items, [path], **{f"{path}__isnull": False})
         to_url = file_urls(field)
         for key, value in rows:
             if value not in (None, ""):

@@ -35,6 +35,7 @@ from django.db import models
 from django_sitemaps_plus import protocol, xml
 from django_sitemaps_plus.extensions.base import (
     Extension,
+    batch_rows,
     file_urls,
     media_url,
     method_values,
@@ -140,12 +141,7 @@ class Video(Extension):
         paths = [self.fields[name] for name in names]
         converters = [file_urls(resolve_field(model, path)) for path in paths]
         found: dict[Any, list[VideoInfo]] = {}
-        rows = (
-            model._base_manager.filter(pk__in=[section.item_pk(i) for i in items])
-            .order_by("pk")
-            .values_list("pk", *paths)
-        )
-        for key, *values in rows:
+        for key, *values in batch_rows(section, items, paths):
             if all(v in (None, "") for v in values):
                 continue
             found.setdefault(key, []).append(
