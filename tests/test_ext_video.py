@@ -9,13 +9,15 @@ from typing import Any
 
 import pytest
 from django.core.checks import Error
+from django.db import connection
 from django.test import TestCase, override_settings
+from django.test.utils import CaptureQueriesContext
 
 from django_sitemaps_plus import ModelSection, Section, protocol
 from django_sitemaps_plus.checks import check_sections
 from django_sitemaps_plus.extensions import Video, VideoInfo
 from django_sitemaps_plus.registry import site
-from tests.i18napp.models import Clip
+from tests.i18napp.models import Clip, Gallery, Photo
 from tests.i18napp.xmlcheck import NS, assert_valid, urlset
 from tests.utils import fetch
 
@@ -137,6 +139,52 @@ class VideoTests(TestCase):
             "https://player.example.net/b"
         ]
         assert root.xpath("//video:duration/text()", namespaces=NS) == ["90"]
+
+    def test_reverse_relation_one_video_per_related_row_in_key_order(self) -> None:
+        alps = Gallery.objects.create(slug="alps", cover="covers/alps.jpg")
+        Gallery.objects.create(slug="empty-one", cover="covers/e.jpg")
+        for name in ("b", "a", "c"):
+            Photo.objects.create(gallery=alps, file=f"clips/{name}.mp4")
+        fields = {
+            "thumbnail_loc": "cover",
+            "title": "slug",
+            "description": "slug",
+            "content_loc": "photos__file",
+        }
+        site.register(Gallery, name="galleries", extensions=[Video(fields=fields, max_per_url=5)])
+        with (
+            self.assertLogs("django_sitemaps_plus", logging.WARNING) as logs,
+            CaptureQueriesContext(connection) as queries,
+        ):
+            _, body = fetch("/sitemap-galleries-1.xml")
+        root = assert_valid(body)
+        first, second = root.findall("sm:url", NS)
+        # One video per photo, in the photos' key order (not insertion or file name).
+        assert first.xpath(".//video:content_loc/text()", namespaces=NS) == [
+            "https://example.com/media/clips/b.mp4",
+            "https://example.com/media/clips/a.mp4",
+            "https://example.com/media/clips/c.mp4",
+        ]
+        assert first.xpath("count(.//video:video)", namespaces=NS) == 3
+        # A gallery without photos has no content_loc: its video is left out, logged.
+        assert second.find("video:video", NS) is None
+        assert "neither a usable content_loc nor player_loc" in "".join(logs.output)
+        video_query = queries.captured_queries[-1]["sql"]
+        photo_key = f'"{Photo._meta.db_table}"."id"'
+        assert "ORDER BY" in video_query and photo_key in video_query.split("ORDER BY")[1]
+
+    def test_comma_separated_tags_field(self) -> None:
+        Clip.objects.create(
+            slug="a", title="A", description="About a.", thumbnail="thumbs/a.jpg",
+            file="clips/a.mp4", tags=" steak, grill ,, smoke & fire ",
+        )  # fmt: skip
+        site.register(ClipSection, extensions=[Video(fields={**FIELDS, "tags": "tags"})])
+        _, body = fetch("/sitemap-clips-1.xml")
+        assert assert_valid(body).xpath("//video:tag/text()", namespaces=NS) == [
+            "steak",
+            "grill",
+            "smoke & fire",
+        ]
 
     def test_section_method_gets_instances_on_the_fast_path(self) -> None:
         class Hooked(ClipSection):

@@ -69,6 +69,8 @@ class Clip(models.Model):
     seconds = models.PositiveIntegerField(null=True, blank=True)
     rating = models.DecimalField(max_digits=3, decimal_places=1, null=True, blank=True)
     published_at = models.DateTimeField(null=True, blank=True)
+    #: Comma-separated ("steak, grill"): feeds VideoInfo.tags.
+    tags = models.CharField(max_length=500, blank=True)
 
     def get_absolute_url(self) -> str:
         return reverse("clip", kwargs={"slug": self.slug})
