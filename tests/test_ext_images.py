@@ -137,6 +137,38 @@ class ImageTests(TestCase):
         assert assert_valid(body).xpath("count(//image:image)", namespaces=NS) == 1
         assert "1 more images" in logs.output[0]
 
+    def test_same_image_listed_once(self) -> None:
+        Photo.objects.create(gallery=self.alps, file="photos/1.jpg")
+        Photo.objects.create(gallery=self.alps, file="photos/3.jpg")
+        site.register(GallerySection, extensions=[Images("photos__file", max_per_url=3)])
+        _, body = fetch("/sitemap-galleries-1.xml")
+        # photos/1.jpg twice: listed once, and the repeat takes no room of the three.
+        assert assert_valid(body).xpath("//image:loc/text()", namespaces=NS) == [
+            "https://example.com/media/photos/1.jpg",
+            "https://example.com/media/photos/%C3%BCber%202.jpg",
+            "https://example.com/media/photos/3.jpg",
+        ]
+
+    def test_same_image_from_a_method_listed_once(self) -> None:
+        class Repeats(Section):
+            name = "repeats"
+            extensions = [Images(method="pictures", max_per_url=2)]
+
+            def items(self) -> list[str]:
+                return ["/a/"]
+
+            def pictures(self, item: Any) -> list[str]:
+                # The same address three times, one of them written as a path.
+                return ["/m/a.jpg", "https://example.com/m/a.jpg", "/m/a.jpg", "/m/b.jpg"]
+
+        site.register(Repeats)
+        with self.assertNoLogs("django_sitemaps_plus", logging.WARNING):
+            _, body = fetch("/sitemap-repeats-1.xml")
+        assert assert_valid(body).xpath("//image:loc/text()", namespaces=NS) == [
+            "https://example.com/m/a.jpg",
+            "https://example.com/m/b.jpg",
+        ]
+
     @pytest.mark.slow
     def test_at_most_1000_per_url(self) -> None:
         Photo.objects.bulk_create(
