@@ -162,6 +162,25 @@ class TestCallCommand:
         assert targets[0] == f"{SITE}/sitemap.xml"
         assert len(targets) == 3
 
+    @pytest.mark.django_db
+    @override_settings(ROOT_URLCONF="tests.test_validation_http")
+    def test_no_target_with_an_unknown_rule_is_usage_error(self):
+        with pytest.raises(CommandError, match="SM999") as info:
+            call_command("validate_sitemaps", "--ignore", "sm999", stdout=io.StringIO())
+        assert info.value.returncode == 2
+
+    @pytest.mark.django_db
+    @override_settings(ROOT_URLCONF="tests.test_validation_http")
+    def test_an_error_while_validating_is_not_blamed_on_the_base_url(self, monkeypatch):
+        from django_sitemaps_plus.management.commands import validate_sitemaps
+
+        def fail(**options: object) -> None:
+            raise ValueError("a bug while validating")
+
+        monkeypatch.setattr(validate_sitemaps, "validate_site", fail)
+        with pytest.raises(ValueError, match="a bug while validating"):
+            call_command("validate_sitemaps", stdout=io.StringIO())
+
     @override_settings(ROOT_URLCONF="tests.validation_urls")
     def test_no_target_without_urls_is_usage_error(self):
         with pytest.raises(CommandError) as info:

@@ -9,6 +9,7 @@ rule has a stable id in ``RULES`` (see docs/validation.md).
 from __future__ import annotations
 
 from django_sitemaps_plus.validation.engine import (
+    UnknownRule,
     UnreadableTarget,
     assert_valid_sitemap,
     validate,
@@ -25,6 +26,7 @@ __all__ = [
     "Rule",
     "Severity",
     "Source",
+    "UnknownRule",
     "UnreadableTarget",
     "assert_valid_sitemap",
     "validate",

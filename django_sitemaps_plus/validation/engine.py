@@ -48,6 +48,10 @@ class UnreadableTarget(Exception):
     """The target itself cannot be read (missing file, network error, non-200)."""
 
 
+class UnknownRule(ValueError):
+    """``ignore`` names a rule id that does not exist."""
+
+
 class _Run:
     def __init__(
         self,
@@ -62,7 +66,7 @@ class _Run:
         self.ignored = frozenset(ignore)
         unknown = self.ignored - RULES.keys()
         if unknown:
-            raise ValueError(f"unknown rule id(s): {', '.join(sorted(unknown))}")
+            raise UnknownRule(f"unknown rule id(s): {', '.join(sorted(unknown))}")
         self.max_findings = max_findings
         self._fetcher = fetcher
         self.now = now or dt.datetime.now(dt.timezone.utc)
@@ -205,7 +209,8 @@ def validate(
     ``fetcher`` replaces urllib (e.g. ``DjangoClientFetcher``); ``now`` pins
     the clock for the future-lastmod and news-window rules.
 
-    Raises ``UnreadableTarget`` when the target itself cannot be read.
+    Raises ``UnreadableTarget`` when the target itself cannot be read, and
+    ``UnknownRule`` (a ``ValueError``) when ``ignore`` names no rule.
     """
     run = _Run(follow=follow, ignore=ignore, max_findings=max_findings, fetcher=fetcher, now=now)
     if isinstance(target, bytes):

@@ -16,7 +16,13 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import NoReverseMatch
 
 from django_sitemaps_plus import protocol
-from django_sitemaps_plus.validation import RULES, UnreadableTarget, validate, validate_site
+from django_sitemaps_plus.validation import (
+    UnknownRule,
+    UnreadableTarget,
+    validate,
+    validate_site,
+)
+from django_sitemaps_plus.validation.engine import site_index_url
 from django_sitemaps_plus.validation.report import (
     DEFAULT_MAX_FINDINGS,
     Report,
@@ -93,13 +99,9 @@ class Command(BaseCommand):
                 f"--base-url must be an absolute http(s) URL, got {base_url!r}",
                 returncode=USAGE_ERROR,
             )
-        ignore = [rule_id.upper() for rule_id in options["ignore"]]
-        unknown = sorted(set(ignore) - RULES.keys())
-        if unknown:
-            raise CommandError(f"unknown rule id: {', '.join(unknown)}", returncode=USAGE_ERROR)
         settings = {
             "follow": options["follow"],
-            "ignore": ignore,
+            "ignore": [rule_id.upper() for rule_id in options["ignore"]],
             "max_findings": options["max_findings"],
         }
         reports: list[Report] = []
@@ -107,25 +109,12 @@ class Command(BaseCommand):
             if not options["targets"]:
                 if base_url:
                     raise CommandError("--base-url applies to a TARGET", returncode=USAGE_ERROR)
-                try:
-                    reports.append(validate_site(**settings))
-                except NoReverseMatch as exc:
-                    raise CommandError(
-                        "no sitemaps_plus URLs: include django_sitemaps_plus.urls in the "
-                        "URLconf, or give a TARGET",
-                        returncode=USAGE_ERROR,
-                    ) from exc
-                except (ValueError, ObjectDoesNotExist) as exc:
-                    # No BASE_URL and no (current) site: the site's address is unknown.
-                    raise CommandError(
-                        f"cannot tell this site's base URL ({exc}): set "
-                        "SITEMAPS_PLUS['BASE_URL'] or give a TARGET",
-                        returncode=USAGE_ERROR,
-                    ) from exc
+                self._check_site_index_url()
+                reports.append(validate_site(**settings))
             for target in options["targets"]:
                 source = sys.stdin.buffer if target == "-" else target
                 reports.append(validate(source, base_url=base_url, **settings))
-        except UnreadableTarget as exc:
+        except (UnknownRule, UnreadableTarget) as exc:
             raise CommandError(str(exc), returncode=USAGE_ERROR) from exc
 
         report = Report(files=[file for each in reports for file in each.files])
@@ -137,3 +126,22 @@ class Command(BaseCommand):
                 f"at fail level {options['fail_level']!r}",
                 returncode=1,
             )
+
+    @staticmethod
+    def _check_site_index_url() -> None:
+        """Usage errors for a site whose sitemaps cannot be located."""
+        try:
+            site_index_url()
+        except NoReverseMatch as exc:
+            raise CommandError(
+                "no sitemaps_plus URLs: include django_sitemaps_plus.urls in the "
+                "URLconf, or give a TARGET",
+                returncode=USAGE_ERROR,
+            ) from exc
+        except (ValueError, ObjectDoesNotExist) as exc:
+            # No BASE_URL and no (current) site: the site's address is unknown.
+            raise CommandError(
+                f"cannot tell this site's base URL ({exc}): set "
+                "SITEMAPS_PLUS['BASE_URL'] or give a TARGET",
+                returncode=USAGE_ERROR,
+            ) from exc
