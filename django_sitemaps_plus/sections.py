@@ -155,6 +155,14 @@ class PageInfo:
     prepared: Any = field(default=None, compare=False, repr=False)
 
 
+@dataclass(frozen=True)
+class _PlainPage:
+    """A plain section's page as ``page_info`` read it: items and their lastmod."""
+
+    items: list[Any]
+    lastmods: list[LastmodValue]
+
+
 class Section:
     """A group of URLs served as one or more sitemap files.
 
@@ -427,18 +435,39 @@ class Section:
         return pages
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
-        for page in self.index_pages(site):
-            if page.number == number:
-                return page
-        return None
+        # Only this page's items' lastmod; the items and their lastmod travel
+        # to page_entries (``prepared``): items() and lastmod() run once each.
+        if type(self).index_pages is not Section.index_pages:
+            # A subclass's own pages: page_info follows them.
+            return next((p for p in self.index_pages(site) if p.number == number), None)
+        if number < 1:
+            return None
+        items = self._page_items(number)
+        if not items:
+            return None
+        lastmods = [self.lastmod(item) for item in items]
+        return PageInfo(
+            number,
+            latest(lastmods),
+            len(items) * self.urls_per_item(),
+            prepared=_PlainPage(items, lastmods),
+        )
+
+    def _page_items(self, number: int) -> list[Any]:
+        size = self.items_per_file()
+        return self._all_items()[(number - 1) * size : number * size]
 
     def _page_rows(
         self, number: int, site: SiteContext, info: PageInfo | None = None
     ) -> Iterator[list[Row]]:
         """The page's rows (item, absolute URL or None, lastmod text, kwarg
         values or None), in batches."""
-        size = self.items_per_file()
-        items = self._all_items()[(number - 1) * size : number * size]
+        prepared = info.prepared if info is not None else None
+        if isinstance(prepared, _PlainPage):
+            items, lastmods = prepared.items, prepared.lastmods
+        else:
+            items = self._page_items(number)
+            lastmods = [self.lastmod(item) for item in items]
         # hreflang locates each language version itself; the item's own
         # location (in the active language) may not even exist.
         own_location = not self._has_versions()
@@ -447,10 +476,12 @@ class Section:
                 (
                     item,
                     self._location_url(item, site) if own_location else None,
-                    format_w3c(self.lastmod(item)),
+                    format_w3c(lastmod),
                     None,
                 )
-                for item in items[start : start + BATCH_ROWS]
+                for item, lastmod in zip(
+                    items[start : start + BATCH_ROWS], lastmods[start : start + BATCH_ROWS]
+                )
             ]
 
     def page_entries(

@@ -679,3 +679,29 @@ def test_a_text_file_fetches_no_extension_data(registry, django_assert_num_queri
     with django_assert_num_queries(2):
         _, text = fetch("/sitemap-galleries-1.txt")
     assert text.decode().splitlines() == locs(xml_body)
+
+
+@pytest.mark.parametrize("ext", ["xml", "txt"])
+def test_a_plain_section_file_reads_items_and_lastmod_once(registry, ext):
+    calls: list[str] = []
+
+    @register
+    class PagesSection(Section):
+        limit = 2
+
+        def items(self):
+            calls.append("items")
+            return ["home", "/a?b=1&c=2", "/c/"]
+
+        def lastmod(self, item):
+            calls.append(f"lastmod {item}")
+            return at(2) if item == "home" else at(1)
+
+    response, body = fetch(f"/sitemap-pages-1.{ext}")
+    assert response["Last-Modified"] == http_date(at(2).timestamp())
+    expected = ["https://example.com/", "https://example.com/a?b=1&c=2"]
+    assert (locs(body) if ext == "xml" else body.decode().splitlines()) == expected
+    assert calls == ["items", "lastmod home", "lastmod /a?b=1&c=2"]
+    calls.clear()
+    assert Client().get(f"/sitemap-pages-3.{ext}").status_code == 404
+    assert Client().get(f"/sitemap-pages-2.{ext}").status_code == 200
