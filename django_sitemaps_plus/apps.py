@@ -8,7 +8,6 @@ class SimpleSitemapsPlusConfig(AppConfig):
 
     name = "django_sitemaps_plus"
     verbose_name = "Sitemaps"
-    default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
         from django_sitemaps_plus import (

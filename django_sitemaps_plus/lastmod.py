@@ -295,10 +295,3 @@ def format_w3c(value: dt.date | dt.datetime | None) -> str | None:
     if isinstance(value, dt.datetime):
         return value.strftime("%Y-%m-%dT%H:%M:%SZ")
     return value.isoformat()
-
-
-def parse_w3c(text: str) -> dt.datetime | dt.date:
-    """The inverse of ``format_w3c`` (used to compare and for Last-Modified)."""
-    if "T" in text:
-        return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
-    return dt.date.fromisoformat(text)
