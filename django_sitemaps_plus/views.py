@@ -1,11 +1,15 @@
 """The sitemap views: the index, each section's files, text files, robots.txt.
 
-Every response streams, so memory stays flat in page size. Headers that
-need no rendering (Last-Modified, 304, HEAD, 404) are answered from the
-page's lastmod, which costs one aggregate query and no row fetch. With
-``SITEMAPS_PLUS["CACHE"]`` on (the default) files are served from Django's
-cache (``cache.py``); with ``SERVE_BUILT`` from the files ``build_sitemaps``
-wrote (``storage.py``).
+With ``SITEMAPS_PLUS["CACHE"]`` on (the default) files are served from
+Django's cache (``cache.py``): rendered once as a stream into gzip and
+stored compressed, sent to a gzip client as an ``HttpResponse`` of the
+compressed bytes and to others as a stream decompressed on the fly (memory
+follows the compressed size). With the cache off (or down) every response
+streams while it renders, so memory stays flat in page size. With
+``SERVE_BUILT`` files come from what ``build_sitemaps`` wrote
+(``storage.py``). Headers that need no rendering (Last-Modified, 304, HEAD,
+404) are answered from the page's lastmod, which costs one aggregate query
+and no row fetch.
 """
 
 from __future__ import annotations
