@@ -134,6 +134,15 @@ class TestBuild:
         # A server preferring .gz (nginx gzip_static) would send the old content.
         assert not [name for name in os.listdir(out) if name.endswith(".gz")]
 
+    def test_gz_copies_are_the_bytes_the_cache_stores(self, site_with_pages, out):
+        from django_sitemaps_plus.cache import compress
+
+        build(FileSystemStorage(location=str(out)), gzip=True)
+        plain = read(out / "sitemap-articles-1.xml")
+        assert read(out / "sitemap-articles-1.xml.gz") == compress([plain])[0]
+        manifest = json.loads(read(out / MANIFEST_NAME))["files"]["sitemap-articles-1.xml"]
+        assert (manifest["sha256"], manifest["bytes"]) == compress([plain])[1:]
+
     def test_missing_gz_copy_is_written_again(self, site_with_pages, out):
         storage = FileSystemStorage(location=str(out))
         build(storage, gzip=True)
@@ -256,6 +265,8 @@ class TestCommand:
         call_command("build_sitemaps", "--dir", str(out), "--format", "json", stdout=stdout)
         report = json.loads(stdout.getvalue())
         assert report["files"] == 4 and report["written"] == []
+        assert set(report) == {"written", "skipped", "removed", "files", "urls", "seconds"}
+        assert report["urls"] == 5 and round(report["seconds"], 3) == report["seconds"]
 
     def test_bad_usage_exits_2(self, site_with_pages, settings):
         settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com"}
