@@ -18,6 +18,7 @@ from django_sitemaps_plus.validation import (
     Severity,
     UnreadableTarget,
     assert_valid_sitemap,
+    parser,
     validate,
 )
 from django_sitemaps_plus.validation.report import render_json, render_text
@@ -475,6 +476,19 @@ def test_hreflang_reciprocity(body, expected):
     assert rule_ids(urlset(body)) == expected
 
 
+def test_links_waiting_for_their_entry_are_bounded(monkeypatch):
+    # EN lists three versions not seen yet; each, when it comes, lists none.
+    languages = ("de", "fr", "it")
+    others = [f"{SITE}/{language}/" for language in languages]
+    versions = {"en": EN, **dict(zip(languages, others))}
+    body = alternates(EN, versions) + "".join(url(loc=other) for other in others)
+    report = validate(urlset(body), now=NOW)
+    assert [f.url for f in report.findings if f.rule.id == "SM844"] == others
+    monkeypatch.setattr(parser, "MAX_PENDING_ALTERNATES", 2)
+    report = validate(urlset(body), now=NOW)
+    assert [f.url for f in report.findings if f.rule.id == "SM844"] == others[:2]
+
+
 class TestPositions:
     def test_syntax_error_has_line_and_column_and_what_was_expected(self):
         report = validate(b'<?xml version="1.0" encoding="UTF-8"?>\n<urlset>\n<url>\n</urlset>')
@@ -636,6 +650,15 @@ class TestHostileInput:
         assert finding.rule.id == "SM110"
         assert "depth" in finding.message.lower()
 
+    def test_concatenated_gzip_members_are_one_stream(self):
+        data = urlset(url(loc=f"{SITE}/a") + url(loc=f"{SITE}/b"))
+        middle = data.index(b"<url>", data.index(b"<url>") + 1)
+        members = gzip.compress(data[:middle]) + gzip.compress(data[middle:])
+        report = validate(members)
+        assert report.findings == []
+        assert report.files[0].entries == 2
+        assert report.files[0].uncompressed_bytes == len(data)
+
     def test_gzip_of_nothing_and_gzip_in_gzip(self):
         assert validate(gzip.compress(b"")).rule_ids() == {"SM115"}
         assert validate(gzip.compress(gzip.compress(CLEAN))).rule_ids() == {"SM112"}
@@ -684,6 +707,14 @@ class TestApi:
         assert validate(data, ignore=["SM406"]).findings == []
         with pytest.raises(ValueError, match="SM999"):
             validate(data, ignore=["SM999"])
+
+    def test_findings_beyond_max_findings_are_counted_in_the_assertion(self):
+        data = urlset("".join(url("<priority>9</priority>", loc=f"{SITE}/{i}") for i in range(10)))
+        with pytest.raises(AssertionError) as info:
+            assert_valid_sitemap(data, max_findings=3)
+        message = str(info.value)
+        assert message.count("SM406") == 3
+        assert message.endswith("\n  ... and 7 more not kept (max_findings)")
 
     def test_assert_valid_sitemap(self):
         assert_valid_sitemap(CLEAN)

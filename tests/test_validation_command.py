@@ -83,6 +83,17 @@ class TestExitCodes:
         assert (code, "--base-url" in err) == (2, True)
         assert run("--base-url", f"{SITE}/sitemap.xml")[0] == 2  # applies to a TARGET only
 
+    def test_max_findings_says_how_many_more_were_not_shown(self, tmp_path):
+        body = "".join(f"<url><loc>{SITE}/{i}</loc><priority>9</priority></url>" for i in range(5))
+        path = write_sitemap(tmp_path, "many.xml", body)
+        code, out, _ = run(str(path), "--max-findings", "2")
+        assert code == 1
+        assert out.count("SM406") == 2
+        assert "  ... 3 more findings not shown (--max-findings)\n" in out
+        assert out.endswith("5 errors, 0 warnings, 0 info\n")
+        code, out, _ = run(str(path), "--max-findings", "4")
+        assert "  ... 1 more finding not shown (--max-findings)\n" in out
+
     def test_unreadable_target_exits_2(self, tmp_path):
         code, _, err = run(str(tmp_path / "missing.xml"))
         assert code == 2

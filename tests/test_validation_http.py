@@ -17,8 +17,19 @@ from django.test import override_settings
 from django.urls import include, path
 
 from django_sitemaps_plus import protocol, register
-from django_sitemaps_plus.validation import UnreadableTarget, validate, validate_site
-from django_sitemaps_plus.validation.fetch import FetchError, HttpFetcher
+from django_sitemaps_plus.validation import (
+    UnreadableTarget,
+    assert_valid_sitemap,
+    validate,
+    validate_site,
+)
+from django_sitemaps_plus.validation.fetch import (
+    CHUNK_SIZE,
+    MAX_REDIRECTS,
+    DjangoClientFetcher,
+    FetchError,
+    HttpFetcher,
+)
 from tests.testapp.models import Article
 
 XML = "application/xml; charset=utf-8"
@@ -46,7 +57,9 @@ class Server:
 
     def __init__(self) -> None:
         self.routes: dict[str, Route] = {}
-        routes = self.routes
+        #: path → seconds to wait before each CHUNK_SIZE piece of the body.
+        self.trickle: dict[str, float] = {}
+        routes, trickle = self.routes, self.trickle
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
@@ -60,7 +73,13 @@ class Server:
                 self.end_headers()
                 # The validator stops reading at the size limit: a closed pipe is expected.
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    self.wfile.write(body)
+                    if self.path not in trickle:
+                        self.wfile.write(body)
+                        return
+                    for start in range(0, len(body), CHUNK_SIZE):
+                        time.sleep(trickle[self.path])
+                        self.wfile.write(body[start : start + CHUNK_SIZE])
+                        self.wfile.flush()
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -151,6 +170,46 @@ class TestOverHttp:
         with pytest.raises(FetchError, match="timed out"):
             HttpFetcher(timeout=0.3, use_env_proxies=False).fetch(f"{server.base}/slow.xml")
 
+    def test_index_nesting_is_bounded(self, server):
+        b = server.base
+        depth = protocol.MAX_INDEX_DEPTH
+        for level in range(1, depth + 2):
+            server.add(f"/index-{level}.xml", index(f"{b}/index-{level + 1}.xml"))
+        server.add(f"/index-{depth + 2}.xml", urlset(f"{b}/a"))
+        report = check(f"{b}/index-1.xml")
+        assert [f.target for f in report.files] == [
+            f"{b}/index-{level}.xml" for level in range(1, depth + 1)
+        ]
+
+    def test_redirects_are_followed_at_most_max_redirects_times(self, server):
+        b = server.base
+        for hop in range(MAX_REDIRECTS + 1):
+            server.add(f"/hop-{hop}.xml", b"", status=302, Location=f"/hop-{hop + 1}.xml")
+        server.add(f"/hop-{MAX_REDIRECTS + 1}.xml", urlset(f"{b}/a"))
+        report = check(f"{b}/hop-1.xml")  # MAX_REDIRECTS hops: followed, each reported
+        assert [f.rule.id for f in report.findings] == ["SM701"] * MAX_REDIRECTS
+        assert report.files[0].kind == "urlset"
+        with pytest.raises(UnreadableTarget, match=f"more than {MAX_REDIRECTS} redirects"):
+            check(f"{b}/hop-0.xml")
+
+    def test_a_response_read_too_slowly_is_abandoned(self, server):
+        padding = b"<!--" + b" " * CHUNK_SIZE + b"-->"
+        body = urlset(f"{server.base}/a").replace(b"</urlset>", padding * 8 + b"</urlset>")
+        url = server.add("/trickle.xml", body)
+        server.trickle["/trickle.xml"] = 0.05
+        # Each read is quick (no socket timeout); the whole takes about half a second.
+        fetcher = HttpFetcher(timeout=5, total_timeout=0.2, use_env_proxies=False)
+        with pytest.raises(UnreadableTarget, match="took longer than allowed"):
+            validate(url, fetcher=fetcher)
+        assert validate(url, fetcher=HttpFetcher(timeout=5, use_env_proxies=False)).findings == []
+
+    @pytest.mark.parametrize(
+        "content_type", ["application/xml", "application/vnd.example+xml; charset=utf-8"]
+    )
+    def test_xml_content_types_are_accepted(self, server, content_type):
+        url = server.add("/sitemap.xml", urlset(f"{server.base}/a"), Content_Type=content_type)
+        assert check(url).findings == []
+
     def test_size_cap_applies_over_http(self, server):
         big = urlset(f"{server.base}/a").replace(
             b"</urlset>", b"<!-- padding -->" * (protocol.MAX_FILE_BYTES // 16 + 10) + b"</urlset>"
@@ -194,6 +253,28 @@ class TestOwnSite:
             ("https://example.com/sitemap-pages-1.txt", "text"),
         ]
         assert report.findings == []
+
+    @override_settings(ROOT_URLCONF=__name__)
+    def test_assert_valid_sitemap_without_a_target_checks_the_site(self, monkeypatch):
+        report = assert_valid_sitemap()
+        assert [f.target for f in report.files] == [
+            "https://example.com/sitemap.xml",
+            "https://example.com/sitemap-pages-1.xml",
+            "https://example.com/sitemap-pages-1.txt",
+        ]
+        monkeypatch.setattr(f"{__name__}.urlset", lambda *locs: b"<urlset>")  # no entries
+        with pytest.raises(AssertionError, match=r"sitemap-pages-1\.xml: .*SM202"):
+            assert_valid_sitemap()
+
+    @override_settings(ROOT_URLCONF=__name__)
+    def test_the_client_fetcher_serves_this_site_only(self):
+        fetcher = DjangoClientFetcher("https://example.com/sitemap.xml")
+        fetched = fetcher.fetch("https://example.com/sitemap-pages-1.xml")
+        fetched.close()
+        assert fetched.final_url == "https://example.com/sitemap-pages-1.xml"
+        for url in ("https://evil.example/sitemap-pages-1.xml", "http://example.com/sitemap.xml"):
+            with pytest.raises(FetchError, match="is not on this site"):
+                fetcher.fetch(url)
 
     def test_real_views_end_to_end(self, registry):
         register(Article, lastmod_fields=["updated_at"], limit=2)
