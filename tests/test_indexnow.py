@@ -7,6 +7,7 @@ import http.server
 import io
 import json
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -46,7 +47,10 @@ class Endpoint:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/indexnow"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # A short poll: shutdown() waits for the loop to notice, up to 0.5 s by default.
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     def urls(self) -> list[str]:
         return [u for post in self.posts for u in post["urlList"]]  # type: ignore[attr-defined]
@@ -61,6 +65,16 @@ def endpoint() -> Iterator[Endpoint]:
     finally:
         server.server.shutdown()
         server.server.server_close()
+
+
+def test_endpoint_shuts_down_at_once() -> None:
+    server = Endpoint()
+    server.thread.start()
+    time.sleep(0.02)  # the loop waits in its poll now
+    started = time.monotonic()
+    server.server.shutdown()
+    server.server.server_close()
+    assert time.monotonic() - started < 0.3
 
 
 @pytest.fixture
