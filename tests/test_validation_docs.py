@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from django_sitemaps_plus.validation import RULES
+from django_sitemaps_plus.validation import RULES, Source
 from django_sitemaps_plus.validation.rules import rules_table
+from tests.test_validation_batch import ODDITIES
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -34,3 +35,19 @@ def test_command_is_documented():
     for option in ("--format", "--fail-level", "--base-url", "--max-findings", "--ignore"):
         assert option in text
     assert "--no-follow" in text
+
+
+def test_sources_in_docs_are_the_rules_sources():
+    text = (DOCS / "validation.md").read_text()
+    sentence = re.search(r"^Sources are (.*?)\.\s", text, flags=re.MULTILINE | re.DOTALL)
+    assert sentence is not None
+    named = set(re.findall(r"`([^`]+)`", sentence.group(1)))
+    used = {rule.source.value for rule in RULES.values()}
+    assert named == used
+    for unused in {source.value for source in Source} - used:
+        assert f"`Source` enum also has `{unused}`, which no rule uses" in text
+
+
+def test_benchmark_page_counts_the_irregularities_of_the_batch_tests():
+    text = (DOCS / "benchmarks-validator.md").read_text()
+    assert f"with {len(set(ODDITIES))} kinds of irregularity" in text
