@@ -614,6 +614,12 @@ class TestHostileInput:
         report = validate(urlset(body), base_url=base_url, now=NOW)
         assert [(f.rule.id, f.url) for f in report.findings] == [("SM312", f"{SITE}/dir/../x")]
 
+    def test_urls_without_a_path_in_a_batch_with_a_finding(self):
+        # The per-entry loop of a batch, for URLs with no path at all.
+        body = "".join(url(f"<priority>{p}</priority>", loc=SITE) for p in ("0.5", "0.5", "9"))
+        report = validate(urlset(body), base_url=f"{SITE}/sitemap.xml", now=NOW)
+        assert [f.rule.id for f in report.findings] == ["SM313", "SM406", "SM313"]
+
     def test_billion_laughs_is_refused(self):
         entities = '<!ENTITY a "lol">' + "".join(
             f'<!ENTITY {chr(98 + i)} "{("&" + chr(97 + i) + ";") * 10}">' for i in range(9)

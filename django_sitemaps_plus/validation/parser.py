@@ -280,7 +280,7 @@ class LocChecker:
             if (
                 origin != self.file_origin
                 or not (path or "/").startswith(self.file_directory)
-                or "/.." in path  # may lead out of the directory: check() normalises
+                or (path is not None and "/.." in path)  # check() normalises it
             ):
                 return None
         elif origin != self.first_origin:
