@@ -536,6 +536,8 @@ class TestHttp:
         articles(1, updated_at=at(3))
         head = Client().head("/sitemap-articles-1.xml")
         assert head["Last-Modified"] == http_date(at(3).timestamp())
+        # Nothing rendered: no size to tell, no ETag (docs/caching.md, HTTP).
+        assert "Content-Length" not in head and "ETag" not in head
         since = Client().get(
             "/sitemap-articles-1.xml", HTTP_IF_MODIFIED_SINCE=http_date(at(3).timestamp())
         )
@@ -555,6 +557,56 @@ class TestHttp:
         _, warm_body = fetch("/sitemap-articles-1.xml")
         assert warm_body == cold_body
         assert len(locs(warm_body)) == 300
+
+
+class CountingCache:
+    """The real cache, counting the round trips made through it."""
+
+    def __init__(self, real) -> None:
+        self.real = real
+        self.calls: list[str] = []
+
+    def __getattr__(self, name):
+        attr = getattr(self.real, name)
+        if name not in {
+            "get",
+            "get_many",
+            "set",
+            "set_many",
+            "add",
+            "incr",
+            "delete",
+            "delete_many",
+        }:
+            return attr
+
+        def counted(*args, **kwargs):
+            self.calls.append(name)
+            return attr(*args, **kwargs)
+
+        return counted
+
+
+def test_round_trips_are_those_docs_caching_md_gives(cached, counted, monkeypatch):
+    Client().get("/sitemap-counted-1.xml")  # the version tokens exist from here on
+    sitemap_cache.invalidate("counted")
+    cache = CountingCache(sitemap_cache.get_cache())
+    monkeypatch.setattr(sitemap_cache, "get_cache", lambda: cache)
+
+    def trips(method: str, **headers: str) -> list[str]:
+        cache.calls.clear()
+        response = getattr(Client(), method)("/sitemap-counted-1.xml", **headers)
+        assert response.status_code in (200, 304)
+        return list(cache.calls)
+
+    assert len(trips("head")) == 1  # cold HEAD
+    cold = trips("get")
+    assert cold == ["get_many", "add", "get", "set_many", "set", "get", "delete"]
+    etag = Client().get("/sitemap-counted-1.xml")["ETag"]
+    assert trips("get") == ["get_many", "get_many"]
+    assert trips("get", HTTP_IF_NONE_MATCH=etag) == ["get_many"]
+    assert trips("head") == ["get_many"]
+    assert counted.renders == 2
 
 
 class TestLocking:
