@@ -4,7 +4,9 @@ Off until ``SITEMAPS_PLUS["INDEXNOW_KEY"]`` is set. Then (docs/indexnow.md):
 
 1. A significant change of a registered object (see ``is_significant``) queues
    the object's URL after the transaction commits. Nothing is sent during the
-   save: queueing is one cache round trip, and any error is logged, never
+   save: queueing is one query (whether the sitemap lists the object; none
+   for a deletion) and three cache round trips (``add`` and ``incr`` reserve
+   the place, ``set_many`` stores the URL), and any error is logged, never
    raised into the save.
 2. ``submit_pending()`` (the ``indexnow_submit`` command from cron, or a Celery
    task) drains the queue in batches of at most 10,000 URLs per host, POSTed

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from django_sitemaps_plus import ModelSection, indexnow, register
 from django_sitemaps_plus.signals import indexnow_queued
-from tests.test_cache import received
+from tests.test_cache import CountingCache, received
 from tests.testapp.models import Article
 
 pytestmark = [pytest.mark.django_db, pytest.mark.cache]
@@ -162,6 +162,26 @@ class TestQueueing:
             assert sent == [{"sender": None, "urls": [first]}]
             indexnow.enqueue(["https://example.com/a", "https://example.com/a", first])
         assert sent[1:] == [{"sender": None, "urls": ["https://example.com/a", first]}]
+
+    def test_queueing_costs_what_the_docs_say(
+        self,
+        configured,
+        monkeypatch,
+        django_capture_on_commit_callbacks,
+        django_assert_num_queries,
+    ):
+        from django_sitemaps_plus import cache as sitemap_cache
+
+        register(Article)(PublishedSection)
+        with django_capture_on_commit_callbacks() as callbacks:
+            Article.objects.create(title="First", slug="first")
+        *_, queue = callbacks  # after the cache invalidation's
+        cache = CountingCache(sitemap_cache.get_cache())
+        monkeypatch.setattr(sitemap_cache, "get_cache", lambda: cache)
+        with django_assert_num_queries(1):  # does the sitemap list it?
+            queue()
+        assert cache.calls == ["add", "incr", "set_many"]
+        assert indexnow.pending() == ["https://example.com/articles/first/"]
 
     def test_unlisted_objects_are_not_queued_and_deletions_are(
         self, configured, django_capture_on_commit_callbacks
