@@ -20,8 +20,8 @@ An image is listed once per ``<url>``: the same absolute address again is
 skipped and takes no place. Google reads at most 1,000 ``image:image`` per
 ``<url>``. ``max_per_url`` (default 10, at most 1,000) is what each entry is
 sized for; the images of an item past it are left out, the first ones in
-order kept, and a warning is
-logged naming the item and how many were left out. Never silently.
+order kept, and a warning is logged naming the item and how many were left
+out. Never silently.
 """
 
 from __future__ import annotations

@@ -72,6 +72,7 @@ class _Window:
 class _PageKeys:
     """A page's keys, as ``page_info`` read them (``PageInfo.prepared``)."""
 
+    number: int
     keys: tuple[Any, ...]
 
 
@@ -277,14 +278,14 @@ class NewsSection(ModelSection):
         for page in self._pages(window):
             if page.number == number:
                 # The page's keys travel to page_entries: the window is not read again.
-                keys = _PageKeys(tuple(window.keys[(number - 1) * size : number * size]))
+                keys = _PageKeys(number, tuple(window.keys[(number - 1) * size : number * size]))
                 return replace(page, prepared=keys)
         return None
 
     def _page_queryset(self, number: int) -> models.QuerySet[Any]:
         pending: _PageKeys | None = getattr(self._recent(), "page_keys", None)
         self._recent().page_keys = None
-        if pending is not None:
+        if pending is not None and pending.number == number:
             keys: Sequence[Any] = pending.keys
         else:
             size = self.items_per_file()
