@@ -413,6 +413,10 @@ class CheckTests(Registered):
         site.register(AboutSection, extensions=[Hreflang(hosts={"de": "example.de"})])
         assert "sitemaps_plus.E103" in self.ids()
 
+    def test_host_that_is_not_a_domain_name(self) -> None:
+        site.register(AboutSection, extensions=[Hreflang(hosts={"de": "https://ü..example"})])
+        assert "sitemaps_plus.E103" in self.ids()
+
     @override_settings(USE_I18N=False)
     def test_without_i18n(self) -> None:
         site.register(AboutSection)
