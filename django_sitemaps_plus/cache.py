@@ -39,7 +39,7 @@ import time
 import uuid
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.core.cache import BaseCache, caches
@@ -101,7 +101,6 @@ class Source:
     #: A cheap summary of the file's content (URL count, lastmod), compared
     #: on every hit when ``CACHE_FRESHNESS_CHECK`` is on.
     fingerprint: Callable[[], object] | None = None
-    extra_key: Sequence[str] = field(default_factory=tuple)
 
 
 def get_cache() -> BaseCache:
@@ -189,9 +188,7 @@ def _lookup(cache: BaseCache, site: SiteContext, request: HttpRequest, source: S
     """Version tokens and the file's metadata, in one round trip when warm."""
     # Scheme and host are part of the key: a request for another Host never
     # reads (or poisons) this site's files.
-    where = f"{site.cache_key}\n{request.path}\n{source.content_type}\n" + "\n".join(
-        source.extra_key
-    )
+    where = f"{site.cache_key}\n{request.path}\n{source.content_type}\n"
     file_id = hashlib.sha256(where.encode()).hexdigest()[:32]
     meta_key = f"{KEY_PREFIX}:f:{file_id}"
     names = [ALL, *sorted(s.get_name() for s in source.sections)]
