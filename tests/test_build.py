@@ -19,15 +19,9 @@ from django_sitemaps_plus.sections import ModelSection
 from django_sitemaps_plus.signals import sitemaps_built
 from tests.test_cache import received
 from tests.testapp.models import Article
-from tests.utils import assert_schema_valid, fetch, locs
+from tests.utils import articles, assert_schema_valid, fetch, locs
 
 pytestmark = pytest.mark.django_db
-
-
-def articles(count: int) -> list[Article]:
-    return Article.objects.bulk_create(
-        Article(pk=i + 1, title=f"t{i}", slug=f"article-{i}") for i in range(count)
-    )
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.location import SiteContext
 from django_sitemaps_plus.signals import sitemaps_invalidated
 from tests.testapp.models import Article, Comment, Tag
-from tests.utils import fetch, locs
+from tests.utils import articles, at, fetch, locs
 
 pytestmark = [pytest.mark.cache, pytest.mark.django_db]
 
@@ -34,21 +34,11 @@ UTC = dt.timezone.utc
 CACHED = {"BASE_URL": "https://example.com", "CACHE": True}
 
 
-def at(day: int) -> dt.datetime:
-    return dt.datetime(2024, 1, day, 12, tzinfo=UTC)
-
-
 @pytest.fixture
 def cached(settings):
     """Caching on; changing the setting starts a fresh cache generation."""
     settings.SITEMAPS_PLUS = dict(CACHED)
     return settings
-
-
-def articles(count: int, **fields: object) -> list[Article]:
-    return Article.objects.bulk_create(
-        Article(pk=i + 1, title=f"t{i}", slug=f"article-{i}", **fields) for i in range(count)
-    )
 
 
 @contextmanager

@@ -14,23 +14,11 @@ from django.utils.http import http_date
 
 from django_sitemaps_plus import Section, register
 from tests.testapp.models import Article, Author, Comment, Event, Tag
-from tests.utils import assert_schema_valid, fetch, lastmods, locs
+from tests.utils import articles, assert_schema_valid, at, fetch, lastmods, locs
 
 pytestmark = pytest.mark.django_db
 
 UTC = dt.timezone.utc
-
-
-def at(day: int, hour: int = 12) -> dt.datetime:
-    return dt.datetime(2024, 1, day, hour, 0, 0, tzinfo=UTC)
-
-
-def articles(count: int, **fields: object) -> list[Article]:
-    """``count`` articles with primary keys 1, 2, ... so page ranges are known
-    on every database (PostgreSQL does not reset sequences between tests)."""
-    return Article.objects.bulk_create(
-        Article(pk=i + 1, title=f"t{i}", slug=f"article-{i}", **fields) for i in range(count)
-    )
 
 
 class TestIndex:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -9,10 +10,25 @@ from typing import Any
 from django.test import Client
 from lxml import etree
 
+from tests.testapp.models import Article
+
 NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
 SCHEMAS = Path(__file__).parent / "schemas"
 #: The official XSDs, beside the repository (absent outside this workplace).
 OFFICIAL_XSD = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "xsd"
+
+
+def at(day: int, hour: int = 12) -> dt.datetime:
+    """A moment in January 2024, UTC."""
+    return dt.datetime(2024, 1, day, hour, tzinfo=dt.timezone.utc)
+
+
+def articles(count: int, **fields: object) -> list[Article]:
+    """``count`` articles with primary keys 1, 2, ... so page ranges are known
+    on every database (PostgreSQL does not reset sequences between tests)."""
+    return Article.objects.bulk_create(
+        Article(pk=i + 1, title=f"t{i}", slug=f"article-{i}", **fields) for i in range(count)
+    )
 
 
 def fetch(url: str, client: Client | None = None, **headers: Any) -> tuple[Any, bytes]:
