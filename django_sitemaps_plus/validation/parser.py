@@ -1078,7 +1078,7 @@ class XmlChecker:
         # (A case-insensitive pattern scans slowly; a plain substring test first.)
         if "sitemap" in joined.lower() and _SITEMAP_FILE_LINES_RE.search(joined):
             return None
-        if "/.." in joined and self._locs.file_directory != "/":
+        if self._locs.file_directory != "/" and "/.." in joined:
             return None  # a dot segment may lead out of the directory (SM312)
         hashes = list(map(hash, locs))
         seen = self._locs.seen
