@@ -139,6 +139,29 @@ def test_fast_path_matches_general_path(seed, maker, monkeypatch):
         assert expected[1]
 
 
+DOT_SEGMENTS = ("/p/../x/{n}", "/p/a/../{n}", "/p/./{n}", "/p//{n}", "/p/%2e%2e/{n}", "/p/..")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fast_path_matches_on_dot_segments(seed, monkeypatch):
+    """In a sitemap published below /p/, entries whose dot segments lead out
+    of it (SM312) or stay in it, among plain ones."""
+    chooser = random.Random(seed)
+
+    def maker(n: int) -> str:
+        if chooser.random() < 0.05:
+            path = chooser.choice(DOT_SEGMENTS).format(n=n)
+            return plain(n).replace(f"{SITE}/p/{n}<", f"{SITE}{path}<")
+        return plain(n)
+
+    data = document(seed, 1_200, maker, 0.0)
+    chunk = (97, 1_000, 4_096, 65_536)[seed]
+    options = {"base_url": f"{SITE}/p/sitemap.xml"}
+    expected = run(data, chunk, fast=False, monkeypatch=monkeypatch, **options)
+    assert run(data, chunk, fast=True, monkeypatch=monkeypatch, **options) == expected
+    assert {finding["rule"] for finding in expected[1]} >= {"SM312"}
+
+
 @pytest.mark.parametrize("cut", [0.3, 0.5, 0.9])
 def test_fast_path_matches_on_syntax_errors(cut, monkeypatch):
     data = document(7, 1_200, multilingual, 0.02)
