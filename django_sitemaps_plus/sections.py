@@ -153,6 +153,9 @@ class PageInfo:
     #: What ``page_info`` already computed that ``page_entries`` can reuse
     #: (a contrib sitemap's rendered URLs), so a page is not rendered twice.
     prepared: Any = field(default=None, compare=False, repr=False)
+    #: When the file next changes by the clock alone, if ``index_pages`` or
+    #: ``page_info`` knew it already; None: ask ``Section.expires_at``.
+    expires_at: dt.datetime | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -263,6 +266,13 @@ class Section:
         the file past this moment.
         """
         return None
+
+    def page_expires_at(self, page: PageInfo, site: SiteContext) -> dt.datetime | None:
+        """``page``'s expiry: what ``index_pages``/``page_info`` put on it, else
+        ``expires_at`` (the views ask this once per file)."""
+        if page.expires_at is not None:
+            return page.expires_at
+        return self.expires_at(page.number, site)
 
     def location_in(
         self, language: str, item: Any, values: Sequence[Any] | None = None
@@ -780,7 +790,8 @@ class ModelSection(Section):
         count, lastmod = pages[number]
         return PageInfo(number, lastmod, count)
 
-    def _page_queryset(self, number: int) -> models.QuerySet[Any]:
+    def _page_queryset(self, number: int, info: PageInfo | None = None) -> models.QuerySet[Any]:
+        """The page's rows, in order (``info``: what ``page_info`` found)."""
         page: models.QuerySet[Any] = self.get_queryset().filter(**self._pk_range(number))
         ordered: models.QuerySet[Any] = page.order_by("pk")
         return ordered
@@ -788,7 +799,7 @@ class ModelSection(Section):
     def _page_rows(
         self, number: int, site: SiteContext, info: PageInfo | None = None
     ) -> Iterator[list[Row]]:
-        return self._page_batches(number, site)
+        return self._page_batches(number, site, info)
 
     def location_in(
         self, language: str, item: Any, values: Sequence[Any] | None = None
@@ -840,14 +851,16 @@ class ModelSection(Section):
             templates = self.__dict__["_templates_by_language"] = {}
         return templates
 
-    def _page_batches(self, number: int, site: SiteContext) -> Iterator[list[Row]]:
+    def _page_batches(
+        self, number: int, site: SiteContext, info: PageInfo | None = None
+    ) -> Iterator[list[Row]]:
         """The page's rows as (item, absolute URL or None, lastmod text, kwarg
         values or None), in batches.
 
         The item is the primary key on the fast path (``url_name``), where no
         model instance is built, and the instance otherwise.
         """
-        queryset = self._page_queryset(number)
+        queryset = self._page_queryset(number, info)
         spec = self.lastmod_spec
         in_sql = spec.formats_in_sql(connections[queryset.db].vendor)
         lastmod_column = (

@@ -150,7 +150,7 @@ def index(request: HttpRequest) -> HttpResponseBase:
                 loc = xml.escape(file_url(request, site, name, page.number, "xml"))
                 entries.append(xml.sitemap_entry(loc, format_w3c(page.lastmod)))
                 lastmods.append(page.lastmod)
-                expiries.append(section.expires_at(page.number, site))
+                expiries.append(section.page_expires_at(page, site))
         if not entries:
             # An index needs at least one <sitemap> (XSD); an empty one is invalid.
             raise Http404("No sitemap section has any URL yet.")
@@ -185,7 +185,7 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Ht
         info = page_info()
         if info is None:
             raise Http404("No such sitemap page.")
-        return Prepared(info.lastmod, lambda: body(info), found.expires_at(page, site))
+        return Prepared(info.lastmod, lambda: body(info), found.page_expires_at(info, site))
 
     source = Source(
         [found], XML_CONTENT_TYPE if ext == "xml" else TEXT_CONTENT_TYPE, prepare, page_info
@@ -228,7 +228,7 @@ def text(request: HttpRequest) -> HttpResponseBase:
         return Prepared(
             latest([p.lastmod for _, p in pages]),
             body,
-            _earliest(s.expires_at(p.number, site) for s, p in pages),
+            _earliest(s.page_expires_at(p, site) for s, p in pages),
         )
 
     source = _all_sections_source(sections, TEXT_CONTENT_TYPE, prepare, all_pages)

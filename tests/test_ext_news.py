@@ -157,8 +157,8 @@ class NewsTests(TestCase):
             ]
         )
         with clock(NOW):
-            # The window's keys and lastmods, the clock; expires_at per file
-            # reuses the clock.
+            # The window's keys and lastmods, the clock; each file's expiry
+            # comes with its page (PageInfo.expires_at).
             with self.assertNumQueries(2):
                 _, index = fetch("/sitemap.xml")
             assert len(locs(index)) == 3

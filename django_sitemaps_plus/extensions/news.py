@@ -25,9 +25,6 @@ News nothing to index.
 from __future__ import annotations
 
 import datetime as dt
-import threading
-import time
-import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -54,9 +51,6 @@ _NEWS_TAGS = (
 #: Bytes one character of free text may take once UTF-8 encoded and escaped
 #: ("&quot;" is six bytes).
 _CHAR_BYTES = 6
-#: How long ``expires_at`` may reuse the window ``index_pages``/``page_info``
-#: read for the same ``SiteContext`` object (the views call it right after).
-_REUSE_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -72,7 +66,6 @@ class _Window:
 class _PageKeys:
     """A page's keys, as ``page_info`` read them (``PageInfo.prepared``)."""
 
-    number: int
     keys: tuple[Any, ...]
 
 
@@ -205,9 +198,9 @@ class NewsSection(ModelSection):
             departed=Max(date, filter=Q(**{f"{date}__lte": cutoff})),
         )
 
-    def _read_window(self, site: SiteContext) -> _Window:
+    def _read_window(self) -> _Window:
         """The window's keys and lastmods (newest first) and the clock: two
-        queries, remembered for ``expires_at`` on the same ``site`` object."""
+        queries, one reading of ``now``."""
         now = timezone.now()
         rows = list(
             self._window(now)
@@ -215,27 +208,13 @@ class NewsSection(ModelSection):
             .annotate(_sitemaps_lastmod=self.lastmod_spec.row_expression())
             .values_list("pk", "_sitemaps_lastmod")
         )
-        window = _Window(
-            [key for key, _ in rows], [lastmod for _, lastmod in rows], self._clock(now)
-        )
-        self._recent().last = (weakref.ref(site), time.monotonic(), window)
-        return window
+        return _Window([key for key, _ in rows], [lastmod for _, lastmod in rows], self._clock(now))
 
-    def _recent(self) -> threading.local:
-        local: threading.local = self.__dict__.setdefault("_news_recent", threading.local())
-        return local
-
-    def _clock_for(self, site: SiteContext) -> dict[str, Any]:
-        """The clock ``index_pages``/``page_info`` just read for this very
-        ``site`` object (what the views pass to ``expires_at`` right after,
-        within one request), else read now."""
-        last = getattr(self._recent(), "last", None)
-        if last is not None:
-            site_ref, read_at, window = last
-            if site_ref() is site and time.monotonic() - read_at < _REUSE_SECONDS:
-                clock: dict[str, Any] = window.clock
-                return clock
-        return self._clock(timezone.now())
+    @staticmethod
+    def _expiry(clock: dict[str, Any]) -> dt.datetime | None:
+        window = dt.timedelta(days=protocol.NEWS_WINDOW_DAYS)
+        moments = [clock["upcoming"], clock["oldest"] and clock["oldest"] + window]
+        return min((m for m in moments if m is not None), default=None)
 
     def expires_at(self, number: int, site: SiteContext) -> dt.datetime | None:
         """The next moment the news files change by the clock alone.
@@ -244,14 +223,10 @@ class NewsSection(ModelSection):
         publication date plus two days) and the next scheduled article
         entering it. Every news file shifts then (pages are newest first), so
         a cache must expire them at that moment. None: nothing will change
-        without a save. Called right after ``index_pages`` or ``page_info``
-        with the same ``site`` (as the views do, once per file of an index),
-        it reuses their reading of the window: no query.
+        without a save. The pages from ``index_pages`` and ``page_info``
+        carry it already (``PageInfo.expires_at``): the views ask no query.
         """
-        clock = self._clock_for(site)
-        window = dt.timedelta(days=protocol.NEWS_WINDOW_DAYS)
-        moments = [clock["upcoming"], clock["oldest"] and clock["oldest"] + window]
-        return min((m for m in moments if m is not None), default=None)
+        return self._expiry(self._clock(timezone.now()))
 
     # Pages ------------------------------------------------------------------------
 
@@ -261,32 +236,37 @@ class NewsSection(ModelSection):
         # Pages are newest first, so an article arriving or leaving shifts
         # every file: they share the lastmod of the whole window.
         lastmod = latest([*window.lastmods, left_at])
+        expires_at = self._expiry(window.clock)
         if not window.keys:
-            return [PageInfo(1, lastmod, 1)]
+            return [PageInfo(1, lastmod, 1, expires_at=expires_at)]
         size = self.items_per_file()
         return [
-            PageInfo(start // size + 1, lastmod, len(window.keys[start : start + size]))
+            PageInfo(
+                start // size + 1,
+                lastmod,
+                len(window.keys[start : start + size]),
+                expires_at=expires_at,
+            )
             for start in range(0, len(window.keys), size)
         ]
 
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
-        return self._pages(self._read_window(site))
+        return self._pages(self._read_window())
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
-        window = self._read_window(site)
+        window = self._read_window()
         size = self.items_per_file()
         for page in self._pages(window):
             if page.number == number:
                 # The page's keys travel to page_entries: the window is not read again.
-                keys = _PageKeys(number, tuple(window.keys[(number - 1) * size : number * size]))
+                keys = _PageKeys(tuple(window.keys[(number - 1) * size : number * size]))
                 return replace(page, prepared=keys)
         return None
 
-    def _page_queryset(self, number: int) -> models.QuerySet[Any]:
-        pending: _PageKeys | None = getattr(self._recent(), "page_keys", None)
-        self._recent().page_keys = None
-        if pending is not None and pending.number == number:
-            keys: Sequence[Any] = pending.keys
+    def _page_queryset(self, number: int, info: PageInfo | None = None) -> models.QuerySet[Any]:
+        prepared = info.prepared if info is not None else None
+        if isinstance(prepared, _PageKeys):
+            keys: Sequence[Any] = prepared.keys
         else:
             size = self.items_per_file()
             keys = self._ordered_keys(timezone.now())[(number - 1) * size : number * size]
@@ -297,10 +277,6 @@ class NewsSection(ModelSection):
     def page_entries(
         self, number: int, site: SiteContext, info: PageInfo | None = None
     ) -> Iterator[str]:
-        prepared = info.prepared if info is not None else None
-        # Read by _page_queryset in the first step of the loop below (the
-        # same thread, before anything else runs on it).
-        self._recent().page_keys = prepared if isinstance(prepared, _PageKeys) else None
         listed = False
         for entry in super().page_entries(number, site, info):
             listed = True
