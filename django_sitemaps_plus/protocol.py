@@ -36,6 +36,9 @@ MAX_LOC_LENGTH: Final = 2_048
 YANDEX_MAX_LOC_LENGTH: Final = 1_024
 #: Google: at most 1,000 image:image per url.
 MAX_IMAGES_PER_URL: Final = 1_000
+#: No engine states a limit for video:video per url; this project holds them
+#: to the images' bound, so one entry cannot fill a file.
+MAX_VIDEOS_PER_URL: Final = 1_000
 #: Google News: at most 1,000 news:news per file, published in the last 2 days.
 MAX_NEWS_PER_FILE: Final = 1_000
 NEWS_WINDOW_DAYS: Final = 2

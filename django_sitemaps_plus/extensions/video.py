@@ -189,10 +189,11 @@ class Video(Extension):
         label = f"Sitemap section {section.get_name()!r}"
         errors: list[CheckMessage] = []
         model = getattr(section, "model", None)
-        if not 1 <= self.max_per_url <= 1_000:
+        if not 1 <= self.max_per_url <= protocol.MAX_VIDEOS_PER_URL:
             errors.append(
                 Error(
-                    f"{label}: Video(max_per_url={self.max_per_url!r}) must be 1 to 1,000.",
+                    f"{label}: Video(max_per_url={self.max_per_url!r}) must be 1 to "
+                    f"{protocol.MAX_VIDEOS_PER_URL:,}.",
                     obj=section,
                     id="sitemaps_plus.E133",
                 )
