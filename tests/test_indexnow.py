@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-import http.server
 import io
 import json
-import threading
 import time
 from collections.abc import Iterator
 
@@ -19,6 +17,7 @@ from django_sitemaps_plus import ModelSection, indexnow, register
 from django_sitemaps_plus.signals import indexnow_queued
 from tests.test_cache import CountingCache, received
 from tests.testapp.models import Article
+from tests.utils import QuietHandler, http_server
 
 pytestmark = [pytest.mark.django_db, pytest.mark.cache]
 
@@ -33,7 +32,7 @@ class Endpoint:
         self.statuses: list[int] = []
         endpoint = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 length = int(self.headers["Content-Length"])
                 endpoint.posts.append(json.loads(self.rfile.read(length)))
@@ -42,15 +41,8 @@ class Endpoint:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/indexnow"
-        # A short poll: shutdown() waits for the loop to notice, up to 0.5 s by default.
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self.handler = Handler
+        self.url = ""
 
     def urls(self) -> list[str]:
         return [u for post in self.posts for u in post["urlList"]]  # type: ignore[attr-defined]
@@ -59,21 +51,15 @@ class Endpoint:
 @pytest.fixture
 def endpoint() -> Iterator[Endpoint]:
     server = Endpoint()
-    server.thread.start()
-    try:
+    with http_server(server.handler) as base:
+        server.url = f"{base}/indexnow"
         yield server
-    finally:
-        server.server.shutdown()
-        server.server.server_close()
 
 
 def test_endpoint_shuts_down_at_once() -> None:
-    server = Endpoint()
-    server.thread.start()
-    time.sleep(0.02)  # the loop waits in its poll now
-    started = time.monotonic()
-    server.server.shutdown()
-    server.server.server_close()
+    with http_server(Endpoint().handler):
+        time.sleep(0.02)  # the loop waits in its poll now
+        started = time.monotonic()
     assert time.monotonic() - started < 0.3
 
 

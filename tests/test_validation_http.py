@@ -6,10 +6,8 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import gzip
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.http import HttpRequest, HttpResponse
@@ -31,6 +29,7 @@ from django_sitemaps_plus.validation.fetch import (
     HttpFetcher,
 )
 from tests.testapp.models import Article
+from tests.utils import QuietHandler, http_server
 
 XML = "application/xml; charset=utf-8"
 Route = tuple[int, dict[str, str], bytes]
@@ -61,7 +60,7 @@ class Server:
         self.trickle: dict[str, float] = {}
         routes, trickle = self.routes, self.trickle
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 if self.path == "/slow.xml":
                     time.sleep(1.5)
@@ -81,14 +80,8 @@ class Server:
                         self.wfile.write(body[start : start + CHUNK_SIZE])
                         self.wfile.flush()
 
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self.handler = Handler
+        self.base = ""
 
     def add(self, path: str, body: bytes, *, status: int = 200, **headers: str) -> str:
         normalized = {name.replace("_", "-"): value for name, value in headers.items()}
@@ -100,12 +93,9 @@ class Server:
 @pytest.fixture
 def server() -> Iterator[Server]:
     instance = Server()
-    instance._thread.start()
-    try:
+    with http_server(instance.handler) as base:
+        instance.base = base
         yield instance
-    finally:
-        instance._server.shutdown()
-        instance._server.server_close()
 
 
 def check(url: str, **options: object):  # type: ignore[no-untyped-def]

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +20,30 @@ NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
 SCHEMAS = Path(__file__).parent / "schemas"
 #: The official XSDs, beside the repository (absent outside this workplace).
 OFFICIAL_XSD = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "xsd"
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler that logs nothing (pytest shows what matters)."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def http_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 (a free port) in a thread for the block;
+    yields its base URL, ``http://127.0.0.1:PORT``."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    # A short poll: shutdown() waits for the loop to notice, up to 0.5 s by default.
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def at(day: int, hour: int = 12) -> dt.datetime:
