@@ -148,11 +148,15 @@ class Context:
 def check(chunks: Iterable[bytes], report: FileReport, context: Context) -> None:
     """Check one sitemap's uncompressed bytes, adding findings to ``report``."""
     iterator = iter(chunks)
-    head = b""
+    # (Joined once: a stream of tiny chunks would make += quadratic.)
+    pieces: list[bytes] = []
+    size = 0
     for chunk in iterator:
-        head += chunk
-        if len(head) >= PROLOG_SNIFF_BYTES:
+        pieces.append(chunk)
+        size += len(chunk)
+        if size >= PROLOG_SNIFF_BYTES:
             break
+    head = b"".join(pieces)
     if not head.strip():
         report.add("SM115", "the file is empty" if not head else "the file holds only whitespace")
         return
