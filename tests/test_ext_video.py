@@ -170,7 +170,8 @@ class VideoTests(TestCase):
         assert second.find("video:video", NS) is None
         assert "neither a usable content_loc nor player_loc" in "".join(logs.output)
         video_query = queries.captured_queries[-1]["sql"]
-        photo_key = f'"{Photo._meta.db_table}"."id"'
+        quote = connection.ops.quote_name
+        photo_key = f"{quote(Photo._meta.db_table)}.{quote('id')}"
         assert "ORDER BY" in video_query and photo_key in video_query.split("ORDER BY")[1]
 
     def test_comma_separated_tags_field(self) -> None:
