@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -15,6 +16,7 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
 from django.db import DatabaseError, connections, models
 from django.urls import NoReverseMatch
+from django.utils.module_loading import import_string
 
 from django_sitemaps_plus import indexnow, protocol
 from django_sitemaps_plus.conf import conf
@@ -47,9 +49,37 @@ def check_settings(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
                 id=f"{ID}.W002",
             )
         )
+    errors.extend(_site_resolver_errors())
     errors.extend(_limit_errors("SITEMAPS_PLUS['LIMIT']", conf.get("LIMIT")))
     errors.extend(_loc_length_errors("SITEMAPS_PLUS['MAX_LOC_LENGTH']", conf.get("MAX_LOC_LENGTH")))
     return errors
+
+
+def _site_resolver_errors() -> list[CheckMessage]:
+    path = conf.get("SITE_RESOLVER")
+    if path is None:
+        return []
+    problem = None
+    if not isinstance(path, str) or not path:
+        problem = "is not a dotted path"
+    else:
+        try:
+            resolver = import_string(path)
+        except ImportError as exc:
+            problem = f"cannot be imported ({exc})"
+        else:
+            if not callable(resolver):
+                problem = "is not callable"
+    if problem is None:
+        return []
+    return [
+        Error(
+            f"SITEMAPS_PLUS['SITE_RESOLVER'] = {path!r} {problem}.",
+            hint="The dotted path of a callable(request or None) returning a "
+            "django_sitemaps_plus.location.SiteContext, or None.",
+            id=f"{ID}.E016",
+        )
+    ]
 
 
 def _is_number(value: Any, *, minimum: float, integer: bool = False) -> bool:
@@ -231,7 +261,7 @@ def _loc_length_errors(where: str, length: Any) -> list[CheckMessage]:
 @register(Tags.compatibility)
 def check_sections(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> list[CheckMessage]:
     from django_sitemaps_plus.registry import SECTION_NAME_RE, site
-    from django_sitemaps_plus.sections import ContribSection, ModelSection
+    from django_sitemaps_plus.sections import ContribSection, ModelSection, call_with_site
 
     errors: list[CheckMessage] = []
     for section in site:
@@ -277,7 +307,7 @@ def check_sections(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
         elif isinstance(section, ContribSection):
             errors.extend(_unordered_warning(label, section.sitemap.items))
         else:
-            errors.extend(_unordered_warning(label, section.items))
+            errors.extend(_unordered_warning(label, partial(call_with_site, section.items, None)))
     return errors
 
 

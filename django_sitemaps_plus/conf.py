@@ -16,6 +16,11 @@ DEFAULTS: dict[str, Any] = {
     # Scheme and host of every URL, e.g. "https://example.com". None: the Sites
     # framework when installed, else the request's own scheme and host.
     "BASE_URL": None,
+    # Dotted path to a callable(request or None) -> location.SiteContext: the
+    # base URL and site object of each request. None: the one an installed
+    # integration names (the Wagtail app's), else BASE_URL, the Sites
+    # framework, then the request (docs/sites.md).
+    "SITE_RESOLVER": None,
     # Scheme used with the Sites framework (which stores no scheme).
     "PROTOCOL": "https",
     # URLs per sitemap file; the protocol allows at most 50,000.
@@ -95,6 +100,11 @@ class Settings:
     def BASE_URL(self) -> str | None:
         value: str | None = self.get("BASE_URL")
         return value.rstrip("/") if value else None
+
+    @property
+    def SITE_RESOLVER(self) -> str | None:
+        value = self.get("SITE_RESOLVER")
+        return str(value) if value else None
 
     @property
     def PROTOCOL(self) -> str:

@@ -224,7 +224,7 @@ def object_changed(
         def queue(section: ModelSection = section, url: str = url, pk: Any = pk) -> None:
             try:
                 # Only URLs the sitemap lists (a draft's save is not news).
-                if deleted or section.get_queryset().filter(pk=pk).exists():
+                if deleted or section.site_queryset(None).filter(pk=pk).exists():
                     enqueue([url])
             except Exception:
                 logger.exception("IndexNow: could not queue %s", url)

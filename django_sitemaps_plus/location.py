@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
 from operator import itemgetter
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -22,6 +23,7 @@ from django.http import HttpRequest
 from django.urls import NoReverseMatch, converters, get_resolver, get_urlconf, reverse
 from django.urls.resolvers import URLResolver, get_ns_resolver
 from django.utils.encoding import iri_to_uri
+from django.utils.module_loading import import_string
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.conf import conf
@@ -29,9 +31,18 @@ from django_sitemaps_plus.conf import conf
 
 @dataclass(frozen=True)
 class SiteContext:
-    """Scheme and host every URL of a response is built on."""
+    """Scheme and host every URL of a response is built on, and the site asked for.
+
+    ``site`` is the site object the request is for, as the site resolver
+    found it: a Sites framework ``Site`` or ``RequestSite``, a Wagtail
+    ``Site``, or None. Sections that list different things per site read it
+    (``ModelSection.get_queryset(site)``, ``Section.items(site)``), and cached
+    files are keyed by it as well as by the host.
+    """
 
     base_url: str  # "https://example.com", no trailing slash
+    site: Any = field(default=None, compare=False)
+    request: HttpRequest | None = field(default=None, compare=False, repr=False)
 
     @property
     def scheme(self) -> str:
@@ -42,16 +53,79 @@ class SiteContext:
         return urlsplit(self.base_url).netloc.lower()
 
     @property
+    def site_key(self) -> str:
+        """``"<app_label>.<model>:<pk>"`` of ``site``; "" for none or an unsaved one."""
+        meta = getattr(self.site, "_meta", None)
+        pk = getattr(self.site, "pk", None)
+        if meta is None or pk is None:
+            return ""
+        return f"{meta.label_lower}:{pk}"
+
+    @property
     def cache_key(self) -> str:
-        return self.base_url.lower()
+        key = self.site_key
+        return f"{self.base_url.lower()}|{key}" if key else self.base_url.lower()
 
     def absolute(self, path: str) -> str:
         return self.base_url + path
 
 
+#: A site resolver: the ``SiteContext`` of a request (None: outside a request,
+#: as in ``build_sitemaps`` and ``validate_sitemaps``).
+SiteResolver = Callable[[HttpRequest | None], SiteContext]
+
+
 def site_context(request: HttpRequest | None = None) -> SiteContext:
-    """The base URL for ``request``: setting, then Sites framework, then request."""
+    """The base URL and site for ``request``, from the site resolver.
+
+    ``SITEMAPS_PLUS["SITE_RESOLVER"]`` when set, else the resolver an installed
+    integration names (its AppConfig's ``sitemaps_plus_site_resolver``, as the
+    Wagtail one does), else ``default_site_context``.
+    """
+    return get_site_resolver()(request)
+
+
+def get_site_resolver() -> SiteResolver:
+    """The site resolver in use (see ``site_context``)."""
+    from django_sitemaps_plus.conf import conf
+
+    return _import_resolver(conf.SITE_RESOLVER or _app_resolver_path())
+
+
+@lru_cache(maxsize=8)
+def _import_resolver(path: str) -> SiteResolver:
+    if not path:
+        return default_site_context
+    resolver: SiteResolver = import_string(path)
+    return resolver
+
+
+def _app_resolver_path() -> str:
+    """The resolver an installed app names, "" for none (the first one wins)."""
+    for config in apps.get_app_configs():
+        path = getattr(config, "sitemaps_plus_site_resolver", None)
+        if path:
+            return str(path)
+    return ""
+
+
+def base_url_setting() -> str | None:
+    """``SITEMAPS_PLUS["BASE_URL"]`` in its ASCII form, or None when unset.
+
+    Site resolvers honour it first: it names the one host of every URL.
+    """
+    return ascii_origin(conf.BASE_URL) if conf.BASE_URL else None
+
+
+def default_site_context(request: HttpRequest | None = None) -> SiteContext:
+    """The built-in resolver: ``BASE_URL``, then the Sites framework, then the request.
+
+    ``site`` is the Sites framework's current ``Site`` (a ``RequestSite``
+    without the Sites framework's models) when it gives the base URL; None
+    with ``BASE_URL`` (one host for every URL, no lookup) or without it.
+    """
     base = conf.BASE_URL
+    site: Any = None
     if not base and apps.is_installed("django.contrib.sites"):
         from django.contrib.sites.shortcuts import get_current_site
 
@@ -64,7 +138,7 @@ def site_context(request: HttpRequest | None = None) -> SiteContext:
                 "or install django.contrib.sites."
             )
         base = f"{request.scheme}://{request.get_host()}"
-    return SiteContext(ascii_origin(base))
+    return SiteContext(ascii_origin(base), site, request)
 
 
 def ascii_origin(base_url: str) -> str:

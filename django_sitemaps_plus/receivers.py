@@ -79,14 +79,14 @@ def _queryset_models(queryset: Any) -> list[type[models.Model]]:
 
 def _section_models(section: Any) -> list[type[models.Model]]:
     """Every model whose change may change ``section``'s files."""
-    from django_sitemaps_plus.sections import ContribSection, ModelSection
+    from django_sitemaps_plus.sections import ContribSection, ModelSection, call_with_site
 
     # Any section may name more models itself.
     found: list[type[models.Model]] = list(getattr(section, "invalidated_by", ()))
     if isinstance(section, ModelSection):
         model = section.get_model()
         found.append(model)
-        found.extend(_queryset_models(section.get_queryset()))
+        found.extend(_queryset_models(section.site_queryset(None)))
         paths = [*section.lastmod_fields, *section.url_kwargs.values()]
         found.extend(m for p in paths if LOOKUP_SEP in p for m in _models_on_path(model, p))
     else:
@@ -96,7 +96,7 @@ def _section_models(section: Any) -> list[type[models.Model]]:
         try:
             items = section.sitemap.items() if isinstance(section, ContribSection) else None
             if items is None:
-                items = section.items()
+                items = call_with_site(section.items, None)
             found.extend(_queryset_models(items))
         except Exception:
             logger.warning("Cannot tell which models %r depends on.", section, exc_info=True)

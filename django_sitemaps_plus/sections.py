@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import inspect
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import lru_cache
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -166,10 +168,37 @@ class _PlainPage:
     lastmods: list[LastmodValue]
 
 
+@lru_cache(maxsize=256)
+def _takes_site(function: Callable[..., Any]) -> bool:
+    """Whether ``function`` (a method, unbound) accepts an argument after self."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return False
+    return any(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in parameters
+    )
+
+
+def call_with_site(method: Callable[..., Any], site: SiteContext | None) -> Any:
+    """``method(site.site)`` when the method takes the site, else ``method()``.
+
+    ``items(site)`` and ``get_queryset(site)`` may be overridden with or
+    without the site argument; the site object is None outside a request
+    that resolved one (and when dependencies are discovered).
+    """
+    function = getattr(method, "__func__", method)
+    if _takes_site(function):
+        return method(site.site if site is not None else None)
+    return method()
+
+
 class Section:
     """A group of URLs served as one or more sitemap files.
 
-    Subclass and override ``items()`` and ``location()``; ``lastmod()``,
+    Subclass and override ``items()`` and ``location()``; ``items(site)`` may
+    take the site object of the request (``SiteContext.site``) to list
+    different things per site; ``lastmod()``,
     ``changefreq`` and ``priority`` are optional and omitted by default
     (Google and Bing ignore changefreq and priority; Yandex uses priority).
     Items may be URL names (reversed) or paths starting with ``/``.
@@ -195,7 +224,8 @@ class Section:
 
     # What a site overrides ---------------------------------------------------
 
-    def items(self) -> Iterable[Any]:
+    def items(self, site: Any = None) -> Iterable[Any]:
+        """The items; ``site`` is the request's site object (or None)."""
         return ()
 
     def location(self, item: Any) -> str:
@@ -425,11 +455,11 @@ class Section:
 
     # Engine API for a list of items ---------------------------------------------
 
-    def _all_items(self) -> list[Any]:
-        return list(self.items())
+    def _all_items(self, site: SiteContext | None = None) -> list[Any]:
+        return list(call_with_site(self.items, site))
 
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
-        items = self._all_items()
+        items = self._all_items(site)
         size = self.items_per_file()
         per_item = self.urls_per_item()
         pages = []
@@ -452,7 +482,7 @@ class Section:
             return next((p for p in self.index_pages(site) if p.number == number), None)
         if number < 1:
             return None
-        items = self._page_items(number)
+        items = self._page_items(number, site)
         if not items:
             return None
         lastmods = [self.lastmod(item) for item in items]
@@ -463,9 +493,9 @@ class Section:
             prepared=_PlainPage(items, lastmods),
         )
 
-    def _page_items(self, number: int) -> list[Any]:
+    def _page_items(self, number: int, site: SiteContext | None = None) -> list[Any]:
         size = self.items_per_file()
-        return self._all_items()[(number - 1) * size : number * size]
+        return self._all_items(site)[(number - 1) * size : number * size]
 
     def _page_rows(
         self, number: int, site: SiteContext, info: PageInfo | None = None
@@ -476,7 +506,7 @@ class Section:
         if isinstance(prepared, _PlainPage):
             items, lastmods = prepared.items, prepared.lastmods
         else:
-            items = self._page_items(number)
+            items = self._page_items(number, site)
             lastmods = [self.lastmod(item) for item in items]
         # hreflang locates each language version itself; the item's own
         # location (in the active language) may not even exist.
@@ -620,10 +650,19 @@ class ModelSection(Section):
             return self.name
         return slugify(str(self.get_model()._meta.verbose_name_plural))
 
-    def get_queryset(self) -> models.QuerySet[Any]:
+    def get_queryset(self, site: Any = None) -> models.QuerySet[Any]:
+        """The rows listed. ``site`` is the request's site object
+        (``SiteContext.site``: a Sites framework or Wagtail ``Site``), None
+        outside a request; an override filters by it to list rows per site.
+        Overrides may leave the argument out."""
         queryset: models.QuerySet[Any] = (
             self.queryset if self.queryset is not None else self.get_model()._default_manager
         ).all()
+        return queryset
+
+    def site_queryset(self, site: SiteContext | None) -> models.QuerySet[Any]:
+        """``get_queryset()`` for ``site`` (handed the site object when it takes one)."""
+        queryset: models.QuerySet[Any] = call_with_site(self.get_queryset, site)
         return queryset
 
     @property
@@ -778,21 +817,23 @@ class ModelSection(Section):
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
         return [
             PageInfo(page, lastmod, count)
-            for page, (count, lastmod) in self._grouped(self.get_queryset()).items()
+            for page, (count, lastmod) in self._grouped(self.site_queryset(site)).items()
         ]
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         if number < 1:
             return None
-        pages = self._grouped(self.get_queryset(), [number])
+        pages = self._grouped(self.site_queryset(site), [number])
         if number not in pages:
             return None
         count, lastmod = pages[number]
         return PageInfo(number, lastmod, count)
 
-    def _page_queryset(self, number: int, info: PageInfo | None = None) -> models.QuerySet[Any]:
+    def _page_queryset(
+        self, number: int, info: PageInfo | None = None, site: SiteContext | None = None
+    ) -> models.QuerySet[Any]:
         """The page's rows, in order (``info``: what ``page_info`` found)."""
-        page: models.QuerySet[Any] = self.get_queryset().filter(**self._pk_range(number))
+        page: models.QuerySet[Any] = self.site_queryset(site).filter(**self._pk_range(number))
         ordered: models.QuerySet[Any] = page.order_by("pk")
         return ordered
 
@@ -860,7 +901,7 @@ class ModelSection(Section):
         The item is the primary key on the fast path (``url_name``), where no
         model instance is built, and the instance otherwise.
         """
-        queryset = self._page_queryset(number, info)
+        queryset = self._page_queryset(number, info, site)
         spec = self.lastmod_spec
         in_sql = spec.formats_in_sql(connections[queryset.db].vendor)
         lastmod_column = (

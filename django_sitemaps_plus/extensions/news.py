@@ -263,14 +263,16 @@ class NewsSection(ModelSection):
                 return replace(page, prepared=keys)
         return None
 
-    def _page_queryset(self, number: int, info: PageInfo | None = None) -> models.QuerySet[Any]:
+    def _page_queryset(
+        self, number: int, info: PageInfo | None = None, site: SiteContext | None = None
+    ) -> models.QuerySet[Any]:
         prepared = info.prepared if info is not None else None
         if isinstance(prepared, _PageKeys):
             keys: Sequence[Any] = prepared.keys
         else:
             size = self.items_per_file()
             keys = self._ordered_keys(timezone.now())[(number - 1) * size : number * size]
-        page: models.QuerySet[Any] = self.get_queryset().filter(pk__in=keys)
+        page: models.QuerySet[Any] = self.site_queryset(site).filter(pk__in=keys)
         ordered: models.QuerySet[Any] = page.order_by(f"-{self.date_field}", "-pk")
         return ordered
 
