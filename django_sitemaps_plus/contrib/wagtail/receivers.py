@@ -1,0 +1,59 @@
+"""Cache invalidation on Wagtail's signals.
+
+Saves and deletes of pages, view restrictions, sites and locales already
+invalidate through the core's model signal receivers (``PageSection``
+names those models in ``invalidated_by``). Wagtail's own signals are
+connected too, because some of its operations change what a sitemap lists
+without a save the core sees as one of its models' (a move rewrites
+descendants' paths with ``QuerySet.update()``; an unpublish of a subtree
+updates rows in bulk).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import router
+
+from django_sitemaps_plus.receivers import invalidate_after_commit
+
+logger = logging.getLogger("django_sitemaps_plus")
+
+
+def page_sections() -> set[str]:
+    """Names of the registered ``PageSection``s."""
+    from django_sitemaps_plus.contrib.wagtail.sections import PageSection
+    from django_sitemaps_plus.registry import site
+
+    return {s.get_name() for s in site if isinstance(s, PageSection)}
+
+
+def on_page_change(sender: Any, instance: Any = None, **kwargs: Any) -> None:
+    try:
+        names = page_sections()
+        if names:
+            model = type(instance) if instance is not None else sender
+            invalidate_after_commit(names, router.db_for_write(model))
+    except Exception:
+        # A sitemap problem must never break a publish.
+        logger.exception("django-sitemaps-plus: Wagtail change of %r not handled", instance)
+
+
+def connect() -> None:
+    """Connect to Wagtail's page signals (called from ``AppConfig.ready()``)."""
+    from wagtail.signals import (
+        page_published,
+        page_slug_changed,
+        page_unpublished,
+        post_page_move,
+    )
+
+    signals = {
+        "page_published": page_published,
+        "page_unpublished": page_unpublished,
+        "post_page_move": post_page_move,
+        "page_slug_changed": page_slug_changed,
+    }
+    for name, signal in signals.items():
+        signal.connect(on_page_change, dispatch_uid=f"sitemaps_plus_wagtail.{name}")

@@ -1,0 +1,432 @@
+"""``PageSection``: a Wagtail site's pages as a keyset-paginated sitemap section.
+
+The rows are the site's live, public pages (every locale's tree with
+``WAGTAIL_I18N_ENABLED``), pages are primary key ranges of the page table as
+for any ``ModelSection``, and lastmod is ``last_published_at``. Locations
+are computed from ``url_path`` and the site's root paths, the way
+``Page.get_url_parts`` computes them, without loading a page object; only
+page types that override ``get_sitemap_urls``, ``get_url_parts`` or
+``get_full_url`` are loaded (``.specific()``, one query per type and batch)
+and asked.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+from urllib.parse import quote
+
+from django.conf import settings
+from django.contrib.contenttypes.models import ContentType
+from django.db import connections, models
+from django.db.models import Q
+from django.urls import NoReverseMatch, reverse
+from django.utils import translation
+
+from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus.contrib.wagtail.sites import default_site, page_model
+from django_sitemaps_plus.extensions.base import Extension, loc_budget
+from django_sitemaps_plus.extensions.hreflang import X_DEFAULT, hreflang_code
+from django_sitemaps_plus.lastmod import format_w3c
+from django_sitemaps_plus.location import SiteContext, absolute_location
+from django_sitemaps_plus.sections import BATCH_ROWS, ModelSection, PageInfo, Row
+
+logger = logging.getLogger("django_sitemaps_plus")
+
+#: The methods whose override makes a page type's URLs its own business.
+URL_METHODS = ("get_sitemap_urls", "get_url_parts", "get_full_url")
+#: What ``wagtail_serve``'s pattern accepts: slugs, each followed by "/".
+_SERVE_PATH_RE = re.compile(r"(?:[\w\-]+/)*")
+#: The characters ``reverse()`` leaves unquoted in a path (Django's
+#: RFC3986_SUBDELIMS plus "/~:@").
+_PATH_SAFE = "!$&'()*+,;=/~:@"
+_LINK_TAGS = '<xhtml:link rel="alternate" hreflang="" href=""/>'
+
+
+@dataclass(eq=False)
+class PageEntry:
+    """One ``<url>`` of a page: the item the section's rows carry."""
+
+    pk: int
+    #: The ``xhtml:link`` alternates written in this entry ("" for none).
+    alternates: str = ""
+
+    def __repr__(self) -> str:
+        return f"<page {self.pk}>"
+
+
+@dataclass(frozen=True)
+class SiteRoot:
+    """A root of the site's tree: its tree path, url_path and language."""
+
+    path: str
+    url_path: str
+    language: str
+
+
+def i18n_enabled() -> bool:
+    return bool(getattr(settings, "WAGTAIL_I18N_ENABLED", False))
+
+
+def content_languages() -> list[str]:
+    """Wagtail's content languages (``WAGTAIL_CONTENT_LANGUAGES``, else ``LANGUAGES``)."""
+    languages = getattr(settings, "WAGTAIL_CONTENT_LANGUAGES", None) or settings.LANGUAGES
+    return [code for code, _ in languages]
+
+
+def site_roots(site: Any) -> list[SiteRoot]:
+    """The roots of ``site``'s trees, longest url_path first: its root page
+    and, with ``WAGTAIL_I18N_ENABLED``, each translation of it (as
+    ``Site.get_site_root_paths`` lists them)."""
+    root = site.root_page
+    model = page_model()
+    if i18n_enabled():
+        found = model._base_manager.filter(translation_key=root.translation_key).values_list(
+            "path", "url_path", "locale__language_code"
+        )
+    else:
+        found = model._base_manager.filter(pk=root.pk).values_list(
+            "path", "url_path", "locale__language_code"
+        )
+    roots = [SiteRoot(*row) for row in found]
+    return sorted(roots, key=lambda r: len(r.url_path), reverse=True)
+
+
+class PagePaths:
+    """Page paths from ``url_path``: ``wagtail_serve`` reversed once per language.
+
+    Equal to what ``Page.get_url_parts`` gives for the site (the page's
+    root path cut off, the rest reversed with the root's language active
+    under ``WAGTAIL_I18N_ENABLED``, the trailing slash removed without
+    ``WAGTAIL_APPEND_SLASH``); a path the pattern would not accept goes
+    through ``reverse()`` itself.
+    """
+
+    def __init__(self, roots: Sequence[SiteRoot]) -> None:
+        self.roots = list(roots)
+        self.i18n = i18n_enabled()
+        self.append_slash = bool(getattr(settings, "WAGTAIL_APPEND_SLASH", True))
+        self._prefixes: dict[str, str | None] = {}
+
+    def _reverse(self, language: str, rest: str) -> str | None:
+        try:
+            if self.i18n:
+                with translation.override(language):
+                    return reverse("wagtail_serve", args=(rest,))
+            return reverse("wagtail_serve", args=(rest,))
+        except NoReverseMatch:
+            return None
+
+    def _prefix(self, language: str) -> str | None:
+        if language not in self._prefixes:
+            self._prefixes[language] = self._reverse(language, "")
+        return self._prefixes[language]
+
+    def root_of(self, url_path: str) -> SiteRoot | None:
+        for root in self.roots:
+            if url_path.startswith(root.url_path):
+                return root
+        return None
+
+    def path(self, url_path: str) -> str | None:
+        """The page's path on the site, or None when it is not routable there."""
+        root = self.root_of(url_path)
+        if root is None:
+            return None
+        rest = url_path[len(root.url_path) :]
+        prefix = self._prefix(root.language)
+        if prefix is not None and prefix.endswith("/") and _SERVE_PATH_RE.fullmatch(rest):
+            path: str | None = prefix + quote(rest, safe=_PATH_SAFE)
+        else:
+            path = self._reverse(root.language, rest)
+        if path is not None and not self.append_slash and path != "/":
+            path = path.rstrip("/")
+        return path
+
+
+class _Alternates(Extension):
+    """The ``xhtml:link`` alternates ``PageSection`` computed for each entry."""
+
+    prefix: ClassVar[str] = "xhtml"
+    namespace: ClassVar[str] = protocol.XHTML_NS
+
+    def max_bytes(self, section: Any) -> int:
+        links = len(content_languages()) + (1 if section.x_default else 0)
+        longest = max([len(hreflang_code(c)) for c in content_languages()] + [len(X_DEFAULT)])
+        return links * (len(_LINK_TAGS) + longest + loc_budget(section))
+
+    def children(self, section: Any, item: Any, data: Any, site: SiteContext) -> str:
+        return str(item.alternates)
+
+
+class PageSection(ModelSection):
+    """The live, public pages of the request's Wagtail site.
+
+    Registered as section ``"pages"`` by the integration's ``sitemaps``
+    module; unregister it (``site.unregister("pages")``) and register a
+    subclass to change an option.
+    """
+
+    name = "pages"
+    lastmod_fields: Sequence[str] = ("last_published_at",)
+    #: Alias pages (a synced tree's untranslated copies, wagtail-localize)
+    #: show another page's content: left out unless True.
+    include_aliases: bool = False
+    #: Hreflang alternates between a page's live translations; None: with
+    #: ``WAGTAIL_I18N_ENABLED``.
+    hreflang: bool | None = None
+    #: The language whose version ``x-default`` names; None: no x-default.
+    x_default: str | None = None
+    #: Most ``<url>`` entries one page gives (a ``get_sitemap_urls`` override
+    #: listing RoutablePage routes gives several): files are sized for it.
+    max_urls_per_page: int = 1
+
+    def __init__(self, model: type[models.Model] | None = None, **options: Any) -> None:
+        super().__init__(model or page_model(), **options)
+        if "extensions" not in options and self.uses_hreflang():
+            self.extensions = [_Alternates()]
+
+    # Which pages --------------------------------------------------------------
+
+    def uses_hreflang(self) -> bool:
+        return i18n_enabled() if self.hreflang is None else bool(self.hreflang)
+
+    @property
+    def invalidated_by(self) -> list[type[models.Model]]:
+        """Every page type (saves are sent by the specific class), view
+        restrictions, sites and locales: the receivers' dependencies."""
+        from wagtail.models import Locale, PageViewRestriction, Site, get_page_models
+
+        return [*get_page_models(), PageViewRestriction, Site, Locale]
+
+    def get_queryset(self, site: Any = None) -> models.QuerySet[Any]:
+        """Live, public pages of ``site``'s trees (every site's with None)."""
+        queryset: models.QuerySet[Any] = self.get_model()._default_manager.live()
+        if not self.include_aliases:
+            queryset = queryset.filter(alias_of__isnull=True)
+        if site is not None:
+            in_tree = Q()
+            for root in site_roots(site):
+                in_tree |= Q(path__startswith=root.path)
+            queryset = queryset.filter(in_tree) if in_tree else queryset.none()
+        queryset = queryset.public()  # type: ignore[attr-defined]
+        return hidden_by_editors(queryset)
+
+    # Sizing -------------------------------------------------------------------
+
+    def urls_per_item(self) -> int:
+        return max(1, int(self.max_urls_per_page)) * super().urls_per_item()
+
+    # Rows ---------------------------------------------------------------------
+
+    def location(self, item: Any) -> str:
+        """A page's full URL (its specific type's ``get_full_url()``), for
+        callers with one page at hand (IndexNow); files use ``_page_rows``."""
+        page = item
+        if not isinstance(item, models.Model):
+            page = self.get_model()._base_manager.get(pk=self.item_pk(item))
+        return str(page.specific_deferred.get_full_url() or "")
+
+    def item_pk(self, item: Any) -> Any:
+        return item.pk if isinstance(item, PageEntry) else super().item_pk(item)
+
+    def _wagtail_site(self, site: SiteContext) -> Any:
+        from wagtail.models import Site
+
+        return site.site if isinstance(site.site, Site) else default_site()
+
+    def _page_rows(
+        self, number: int, site: SiteContext, info: PageInfo | None = None
+    ) -> Iterator[list[Row]]:
+        wagtail_site = self._wagtail_site(site)
+        if wagtail_site is None:
+            return
+        base = self.site_queryset(site)
+        urls = _Locator(self, site, wagtail_site, base)
+        spec = self.lastmod_spec
+        in_sql = spec.formats_in_sql(connections[base.db].vendor)
+        lastmod = spec.text_expression() if in_sql else spec.row_expression()
+        rows = (
+            base.filter(**self._pk_range(number))
+            .order_by("pk")
+            .values_list("pk", "url_path", "content_type_id", "translation_key", lastmod)
+        )
+        batch: list[tuple[Any, ...]] = []
+        for row in rows.iterator(chunk_size=BATCH_ROWS):
+            batch.append(row)
+            if len(batch) >= BATCH_ROWS:
+                yield urls.rows(batch, in_sql)
+                batch = []
+        if batch:
+            yield urls.rows(batch, in_sql)
+
+    def page_entries(
+        self, number: int, site: SiteContext, info: PageInfo | None = None
+    ) -> Iterator[str]:
+        yield from self._capped(super().page_entries(number, site, info), number)
+
+    def page_locations(
+        self, number: int, site: SiteContext, info: PageInfo | None = None
+    ) -> Iterator[str]:
+        yield from self._capped(super().page_locations(number, site, info), number)
+
+    def _capped(self, entries: Iterable[str], number: int) -> Iterator[str]:
+        """At most ``urls_per_file()`` entries: extra URLs past it are logged."""
+        limit = self.urls_per_file()
+        for count, entry in enumerate(entries):
+            if count >= limit:
+                logger.warning(
+                    "Sitemap section %r: file %s has more URLs than the %s it is sized for "
+                    "(pages listing several URLs); the rest are left out. Raise "
+                    "max_urls_per_page.",
+                    self.get_name(),
+                    number,
+                    limit,
+                )
+                return
+            yield entry
+
+
+def hidden_by_editors(queryset: models.QuerySet[Any]) -> models.QuerySet[Any]:
+    """``queryset`` without the pages an editor took out of the sitemap
+    (``SitemapPageMixin.show_in_sitemap`` off): one subquery per page type
+    with the mixin."""
+    from wagtail.models import get_page_models
+
+    from django_sitemaps_plus.contrib.wagtail.models import SitemapPageMixin
+
+    base = queryset.model
+    if issubclass(base, SitemapPageMixin):
+        shown: models.QuerySet[Any] = queryset.filter(show_in_sitemap=True)
+        return shown
+    for model in get_page_models():
+        if issubclass(model, SitemapPageMixin) and not model._meta.abstract:
+            hidden = model._base_manager.filter(show_in_sitemap=False).values("pk")
+            queryset = queryset.exclude(pk__in=hidden)
+    return queryset
+
+
+def overrides_urls(model: type[models.Model] | None) -> bool:
+    """Whether a page type's URLs come from its own methods (see URL_METHODS)."""
+    if model is None:
+        return True
+    base = page_model()
+    return any(getattr(model, name, None) is not getattr(base, name, None) for name in URL_METHODS)
+
+
+class _Locator:
+    """URLs, lastmod and alternates of one request's pages, a batch at a time."""
+
+    def __init__(
+        self, section: PageSection, site: SiteContext, wagtail_site: Any, base: Any
+    ) -> None:
+        self.section = section
+        self.site = site
+        self.base = base
+        self.paths = PagePaths(site_roots(wagtail_site))
+        self.root_url = str(wagtail_site.root_url)
+        self._own_urls: dict[int, bool] = {}
+
+    def _has_own_urls(self, content_type_id: int) -> bool:
+        if content_type_id not in self._own_urls:
+            model = ContentType.objects.get_for_id(content_type_id).model_class()
+            self._own_urls[content_type_id] = overrides_urls(model)
+        return self._own_urls[content_type_id]
+
+    def _on_site(self, location: str) -> str:
+        """A page's full URL moved onto the SiteContext's base URL (which
+        ``BASE_URL`` may set) when it is on the Wagtail site's root URL."""
+        if location.startswith(self.root_url) and self.root_url != self.site.base_url:
+            rest = location[len(self.root_url) :]
+            if not rest or rest.startswith("/"):
+                return self.site.base_url + (rest or "/")
+        return location
+
+    def _specific_urls(self, keys: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+        """``get_sitemap_urls(request)`` of the pages whose type overrides a URL method."""
+        if not keys:
+            return {}
+        pages = self.section.get_model()._default_manager.filter(pk__in=keys).specific()
+        return {page.pk: list(page.get_sitemap_urls(self.site.request)) for page in pages}
+
+    def _url(self, url_path: str) -> str | None:
+        path = self.paths.path(url_path)
+        return None if path is None else self.site.absolute(path)
+
+    def _translations(
+        self, batch: Sequence[tuple[Any, ...]], own: dict[int, list[dict[str, Any]]]
+    ) -> dict[Any, list[tuple[str, str]]]:
+        """translation_key -> (language, URL) of each live public translation on the site."""
+        keys = {row[3] for row in batch}
+        members = list(
+            self.base.filter(translation_key__in=keys).values_list(
+                "pk", "url_path", "content_type_id", "translation_key", "locale__language_code"
+            )
+        )
+        special = [m[0] for m in members if self._has_own_urls(m[2]) and m[0] not in own]
+        own = {**own, **self._specific_urls(special)}
+        groups: dict[Any, list[tuple[str, str]]] = {}
+        for pk, url_path, content_type_id, key, language in members:
+            if self._has_own_urls(content_type_id):
+                listed = own.get(pk) or []
+                url = self._checked(pk, listed[0]["location"]) if listed else None
+            else:
+                url = self._url(url_path)
+            if url is not None:
+                groups.setdefault(key, []).append((language, url))
+        return groups
+
+    def _checked(self, pk: int, location: str | None) -> str | None:
+        if not location:
+            return None
+        url, why = absolute_location(self._on_site(location), self.site)
+        if url is None:
+            self.section._drop(PageEntry(pk), why or "is invalid")
+        return url
+
+    def _alternates(self, versions: list[tuple[str, str]]) -> str:
+        if len(versions) < 2:
+            return ""  # an untranslated page: no alternates
+        links = [
+            f'<xhtml:link rel="alternate" hreflang="{hreflang_code(language)}" '
+            f'href="{xml.escape(url)}"/>'
+            for language, url in sorted(versions)
+        ]
+        default = self.section.x_default
+        if default:
+            for language, url in versions:
+                if language == default:
+                    links.append(
+                        f'<xhtml:link rel="alternate" hreflang="{X_DEFAULT}" '
+                        f'href="{xml.escape(url)}"/>'
+                    )
+                    break
+        return "".join(links)
+
+    def rows(self, batch: Sequence[tuple[Any, ...]], in_sql: bool) -> list[Row]:
+        own = self._specific_urls([row[0] for row in batch if self._has_own_urls(row[2])])
+        groups = self._translations(batch, own) if self.section.uses_hreflang() else {}
+        out: list[Row] = []
+        for pk, url_path, content_type_id, key, raw_lastmod in batch:
+            lastmod = raw_lastmod if in_sql else format_w3c(raw_lastmod)
+            alternates = self._alternates(groups.get(key, []))
+            if not self._has_own_urls(content_type_id):
+                out.append((PageEntry(pk, alternates), self._url(url_path), lastmod, None))
+                continue
+            for position, info in enumerate(own.get(pk, [])):
+                url = self._checked(pk, info.get("location"))
+                if url is None:
+                    continue
+                entry_lastmod = info.get("lastmod")
+                out.append(
+                    (
+                        PageEntry(pk, alternates if position == 0 else ""),
+                        url,
+                        format_w3c(entry_lastmod) if entry_lastmod is not None else lastmod,
+                        None,
+                    )
+                )
+        return out
