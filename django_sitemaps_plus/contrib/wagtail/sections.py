@@ -53,6 +53,10 @@ class PageEntry:
     pk: int
     #: The ``xhtml:link`` alternates written in this entry ("" for none).
     alternates: str = ""
+    content_type_id: int | None = None
+    #: False for the further entries of a page (its RoutablePage routes): they
+    #: carry no alternates and no images.
+    primary: bool = True
 
     def __repr__(self) -> str:
         return f"<page {self.pk}>"
@@ -186,8 +190,22 @@ class PageSection(ModelSection):
 
     def __init__(self, model: type[models.Model] | None = None, **options: Any) -> None:
         super().__init__(model or page_model(), **options)
-        if "extensions" not in options and self.uses_hreflang():
-            self.extensions = [_Alternates()]
+        if "extensions" not in options:
+            self.extensions = self.default_extensions()
+
+    def default_extensions(self) -> list[Extension]:
+        """Alternates when translations are linked, and ``PageImages`` when a
+        page type names its images (``sitemap_image_fields``)."""
+        from wagtail.models import get_page_models
+
+        from django_sitemaps_plus.contrib.wagtail.images import PageImages, declares_images
+
+        extensions: list[Extension] = []
+        if self.uses_hreflang():
+            extensions.append(_Alternates())
+        if any(declares_images(model) for model in get_page_models()):
+            extensions.append(PageImages())
+        return extensions
 
     # Which pages --------------------------------------------------------------
 
@@ -414,7 +432,8 @@ class _Locator:
             lastmod = raw_lastmod if in_sql else format_w3c(raw_lastmod)
             alternates = self._alternates(groups.get(key, []))
             if not self._has_own_urls(content_type_id):
-                out.append((PageEntry(pk, alternates), self._url(url_path), lastmod, None))
+                entry = PageEntry(pk, alternates, content_type_id)
+                out.append((entry, self._url(url_path), lastmod, None))
                 continue
             for position, info in enumerate(own.get(pk, [])):
                 url = self._checked(pk, info.get("location"))
@@ -423,7 +442,9 @@ class _Locator:
                 entry_lastmod = info.get("lastmod")
                 out.append(
                     (
-                        PageEntry(pk, alternates if position == 0 else ""),
+                        PageEntry(
+                            pk, alternates if position == 0 else "", content_type_id, position == 0
+                        ),
                         url,
                         format_w3c(entry_lastmod) if entry_lastmod is not None else lastmod,
                         None,
