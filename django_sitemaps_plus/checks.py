@@ -40,7 +40,7 @@ def check_settings(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
                     id=f"{ID}.E003",
                 )
             )
-    elif not apps.is_installed("django.contrib.sites"):
+    elif not apps.is_installed("django.contrib.sites") and not _has_site_resolver():
         errors.append(
             Warning(
                 "Sitemap URLs will be built from each request's Host header.",
@@ -53,6 +53,13 @@ def check_settings(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
     errors.extend(_limit_errors("SITEMAPS_PLUS['LIMIT']", conf.get("LIMIT")))
     errors.extend(_loc_length_errors("SITEMAPS_PLUS['MAX_LOC_LENGTH']", conf.get("MAX_LOC_LENGTH")))
     return errors
+
+
+def _has_site_resolver() -> bool:
+    """Whether a resolver other than the built-in one gives the base URL."""
+    from django_sitemaps_plus.location import app_resolver_path
+
+    return bool(conf.get("SITE_RESOLVER") or app_resolver_path())
 
 
 def _site_resolver_errors() -> list[CheckMessage]:

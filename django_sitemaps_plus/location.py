@@ -89,7 +89,7 @@ def get_site_resolver() -> SiteResolver:
     """The site resolver in use (see ``site_context``)."""
     from django_sitemaps_plus.conf import conf
 
-    return _import_resolver(conf.SITE_RESOLVER or _app_resolver_path())
+    return _import_resolver(conf.SITE_RESOLVER or app_resolver_path())
 
 
 @lru_cache(maxsize=8)
@@ -100,7 +100,7 @@ def _import_resolver(path: str) -> SiteResolver:
     return resolver
 
 
-def _app_resolver_path() -> str:
+def app_resolver_path() -> str:
     """The resolver an installed app names, "" for none (the first one wins)."""
     for config in apps.get_app_configs():
         path = getattr(config, "sitemaps_plus_site_resolver", None)

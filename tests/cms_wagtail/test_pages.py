@@ -266,3 +266,19 @@ class TestValidation:
 
 def test_registered_by_the_app() -> None:
     assert isinstance(registry.get("pages"), PageSection)
+
+
+def test_outside_a_request_the_queryset_is_lazy_and_still_public(
+    tree: Tree, django_assert_num_queries
+) -> None:
+    """Dependency discovery runs during migrate: building the queryset must
+    not query; evaluated (IndexNow), it still leaves private pages out."""
+    private = publish(tree.home, ArticlePage(title="Private", slug="private"))
+    inner = publish(private, ArticlePage(title="Inner", slug="inner"))
+    restrict(private)
+    with django_assert_num_queries(0):
+        queryset = PageSection().site_queryset(None)
+    keys = set(queryset.values_list("pk", flat=True))
+    assert tree.home.pk in keys
+    assert private.pk not in keys
+    assert inner.pk not in keys

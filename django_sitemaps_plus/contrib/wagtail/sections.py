@@ -22,7 +22,8 @@ from urllib.parse import quote
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.db import connections, models
-from django.db.models import Q
+from django.db.models import Exists, F, OuterRef, Q
+from django.db.models.functions import Length, Substr
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
@@ -225,11 +226,16 @@ class PageSection(ModelSection):
         queryset: models.QuerySet[Any] = self.get_model()._default_manager.live()
         if not self.include_aliases:
             queryset = queryset.filter(alias_of__isnull=True)
-        if site is not None:
-            in_tree = Q()
-            for root in site_roots(site):
-                in_tree |= Q(path__startswith=root.path)
-            queryset = queryset.filter(in_tree) if in_tree else queryset.none()
+        if site is None:
+            # Outside a request (dependency discovery, IndexNow): lazy, no query
+            # runs until the queryset does (tables may not exist yet).
+            return hidden_by_editors(queryset.exclude(restricted()))
+        in_tree = Q()
+        for root in site_roots(site):
+            in_tree |= Q(path__startswith=root.path)
+        queryset = queryset.filter(in_tree) if in_tree else queryset.none()
+        # Wagtail's public(): the restricted pages read once, then one path
+        # prefix test each, which the index's range aggregates use as is.
         queryset = queryset.public()  # type: ignore[attr-defined]
         return hidden_by_editors(queryset)
 
@@ -306,6 +312,17 @@ class PageSection(ModelSection):
                 )
                 return
             yield entry
+
+
+def restricted() -> Exists:
+    """Pages under a view restriction (on themselves or an ancestor), as a
+    subquery: a restricted page's path is a prefix of theirs."""
+    from wagtail.models import PageViewRestriction
+
+    restricted = PageViewRestriction.objects.annotate(
+        _prefix=Substr(OuterRef("path"), 1, Length("page__path"))
+    ).filter(_prefix=F("page__path"))
+    return Exists(restricted)
 
 
 def hidden_by_editors(queryset: models.QuerySet[Any]) -> models.QuerySet[Any]:
