@@ -8,7 +8,12 @@ import error, never a skip.
 from __future__ import annotations
 
 from tests.settings import *  # noqa: F403
-from tests.settings import INSTALLED_APPS, MIDDLEWARE
+from tests.settings import DATABASES, INSTALLED_APPS, MIDDLEWARE
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.mysql":
+    # The charset's default collation, as the connection's: a Wagtail migration
+    # compares a column with a CAST(... AS char), which takes the connection's.
+    DATABASES["default"]["TEST"] = {"CHARSET": "utf8mb4"}
 
 INSTALLED_APPS = [
     *(app for app in INSTALLED_APPS if app not in ("tests.i18napp", "modeltranslation", "parler")),

@@ -282,3 +282,12 @@ def test_outside_a_request_the_queryset_is_lazy_and_still_public(
     assert tree.home.pk in keys
     assert private.pk not in keys
     assert inner.pk not in keys
+
+
+def test_every_page_type_restrictions_sites_and_locales_invalidate() -> None:
+    from wagtail.models import Locale
+
+    from django_sitemaps_plus.receivers import sections_for
+
+    for model in (Page, HomePage, ArticlePage, EventsPage, PageViewRestriction, Site, Locale):
+        assert "pages" in sections_for(model), model
