@@ -291,3 +291,27 @@ def test_every_page_type_restrictions_sites_and_locales_invalidate() -> None:
 
     for model in (Page, HomePage, ArticlePage, EventsPage, PageViewRestriction, Site, Locale):
         assert "pages" in sections_for(model), model
+
+
+class TestUrlSettings:
+    def test_base_url_setting_names_the_host(self, tree: Tree, settings) -> None:
+        settings.SITEMAPS_PLUS = {"CACHE": False, "BASE_URL": "https://canonical.example"}
+        publish(tree.home, EventsPage(title="Events", slug="events"))
+        about = publish(tree.home, ArticlePage(title="About", slug="about"))
+        assert about.get_full_url() == full("/about/")
+        assert locs() == {
+            "https://canonical.example/",
+            "https://canonical.example/about/",
+            # get_sitemap_urls() gives Wagtail's root URL: moved onto BASE_URL.
+            "https://canonical.example/events/",
+            "https://canonical.example/events/past/",
+        }
+
+    def test_without_append_slash_as_wagtail(self, tree: Tree, monkeypatch) -> None:
+        from wagtail.models import pages
+
+        # Wagtail reads the setting once, at import: set where it reads it.
+        monkeypatch.setattr(pages, "WAGTAIL_APPEND_SLASH", False)
+        about = publish(tree.home, ArticlePage(title="About", slug="about"))
+        assert about.get_full_url() == full("/about")
+        assert locs() == {full("/"), full("/about")}

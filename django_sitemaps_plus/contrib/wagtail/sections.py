@@ -100,6 +100,15 @@ def site_roots(site: Any) -> list[SiteRoot]:
     return sorted(roots, key=lambda r: len(r.url_path), reverse=True)
 
 
+def append_slash() -> bool:
+    """``WAGTAIL_APPEND_SLASH`` as Wagtail's page URLs use it: read once, when
+    ``wagtail.models.pages`` was imported (the setting itself otherwise)."""
+    from wagtail.models import pages
+
+    default = getattr(settings, "WAGTAIL_APPEND_SLASH", True)
+    return bool(getattr(pages, "WAGTAIL_APPEND_SLASH", default))
+
+
 class PagePaths:
     """Page paths from ``url_path``: ``wagtail_serve`` reversed once per language.
 
@@ -113,7 +122,7 @@ class PagePaths:
     def __init__(self, roots: Sequence[SiteRoot]) -> None:
         self.roots = list(roots)
         self.i18n = i18n_enabled()
-        self.append_slash = bool(getattr(settings, "WAGTAIL_APPEND_SLASH", True))
+        self.append_slash = append_slash()
         self._prefixes: dict[str, str | None] = {}
 
     def _reverse(self, language: str, rest: str) -> str | None:
