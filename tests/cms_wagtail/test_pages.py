@@ -315,3 +315,21 @@ class TestUrlSettings:
         about = publish(tree.home, ArticlePage(title="About", slug="about"))
         assert about.get_full_url() == full("/about")
         assert locs() == {full("/"), full("/about")}
+
+
+def test_build_sitemaps_writes_the_default_sites_files(tree: Tree, tmp_path) -> None:
+    about = publish(tree.home, ArticlePage(title="About", slug="about"))
+    call_command("build_sitemaps", dir=str(tmp_path), quiet=True)
+    index = etree.parse(str(tmp_path / "sitemap.xml"))
+    assert [e.text for e in index.iterfind(".//sm:loc", NS)] == [full("/sitemap-pages-1.xml")]
+    built = etree.parse(str(tmp_path / "sitemap-pages-1.xml"))
+    assert {e.text for e in built.iterfind(".//sm:loc", NS)} == {full("/"), about.get_full_url()}
+
+
+def test_an_x_default_outside_the_content_languages_fails_e102(registry) -> None:
+    from django.core.checks import run_checks
+
+    registry.register(PageSection(x_default="de"))
+    errors = [e for e in run_checks() if e.id == "sitemaps_plus.E102"]
+    assert len(errors) == 1
+    assert "'de'" in errors[0].msg

@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
+from django.core.checks import CheckMessage, Error
 from django.db import connections, models
 from django.db.models import Exists, F, OuterRef, Q
 from django.db.models.functions import Length, Substr
@@ -174,6 +175,20 @@ class _Alternates(Extension):
 
     def children(self, section: Any, item: Any, data: Any, site: SiteContext) -> str:
         return str(item.alternates)
+
+    def check(self, section: Any) -> list[CheckMessage]:
+        default = section.x_default
+        if default and default not in content_languages():
+            return [
+                Error(
+                    f"Sitemap section {section.get_name()!r}: x_default={default!r} is not a "
+                    "Wagtail content language.",
+                    hint="One of WAGTAIL_CONTENT_LANGUAGES (or LANGUAGES), or None.",
+                    obj=section,
+                    id="sitemaps_plus.E102",
+                )
+            ]
+        return []
 
 
 class PageSection(ModelSection):
