@@ -333,3 +333,21 @@ def test_an_x_default_outside_the_content_languages_fails_e102(registry) -> None
     errors = [e for e in run_checks() if e.id == "sitemaps_plus.E102"]
     assert len(errors) == 1
     assert "'de'" in errors[0].msg
+
+
+def test_queries_do_not_grow_with_translated_pages(tree: Tree) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    translate(tree.home, tree.fr)
+
+    def count_queries(pages: int) -> int:
+        for i in range(pages):
+            page = publish(tree.home, HomePage(title=f"P{i}", slug=f"q-{pages}-{i}"))
+            translate(page, tree.fr)
+        with CaptureQueriesContext(connection) as queries:
+            listed = entries()
+        assert all(len(e["alternates"]) == 2 for e in listed.values())
+        return len(queries.captured_queries)
+
+    assert count_queries(2) == count_queries(10)
