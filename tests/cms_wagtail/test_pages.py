@@ -351,3 +351,16 @@ def test_queries_do_not_grow_with_translated_pages(tree: Tree) -> None:
         return len(queries.captured_queries)
 
     assert count_queries(2) == count_queries(10)
+
+
+def test_a_resolver_handing_another_site_object_lists_the_default_site(
+    tree: Tree, settings
+) -> None:
+    settings.SITEMAPS_PLUS = {
+        "CACHE": False,
+        "SITE_RESOLVER": "django_sitemaps_plus.location.default_site_context",
+    }
+    about = publish(tree.home, ArticlePage(title="About", slug="about"))
+    # The Sites framework's example.com: Wagtail's default site's pages, on its host.
+    assert locs(HTTP_HOST="example.com") == {"https://example.com/", "https://example.com/about/"}
+    assert about.pk

@@ -254,6 +254,10 @@ class PageSection(ModelSection):
             # Outside a request (dependency discovery, IndexNow): lazy, no query
             # runs until the queryset does (tables may not exist yet).
             return hidden_by_editors(queryset.exclude(restricted()))
+        site = as_wagtail_site(site)
+        if site is None:
+            nothing: models.QuerySet[Any] = queryset.none()
+            return nothing
         in_tree = Q()
         for root in site_roots(site):
             in_tree |= Q(path__startswith=root.path)
@@ -281,15 +285,10 @@ class PageSection(ModelSection):
     def item_pk(self, item: Any) -> Any:
         return item.pk if isinstance(item, PageEntry) else super().item_pk(item)
 
-    def _wagtail_site(self, site: SiteContext) -> Any:
-        from wagtail.models import Site
-
-        return site.site if isinstance(site.site, Site) else default_site()
-
     def _page_rows(
         self, number: int, site: SiteContext, info: PageInfo | None = None
     ) -> Iterator[list[Row]]:
-        wagtail_site = self._wagtail_site(site)
+        wagtail_site = as_wagtail_site(site.site)
         if wagtail_site is None:
             return
         base = self.site_queryset(site)
@@ -336,6 +335,14 @@ class PageSection(ModelSection):
                 )
                 return
             yield entry
+
+
+def as_wagtail_site(site: Any) -> Any:
+    """``site`` when it is a Wagtail ``Site``, else the default one (a custom
+    ``SITE_RESOLVER`` may hand a Sites framework site), or None."""
+    from wagtail.models import Site
+
+    return site if isinstance(site, Site) else default_site()
 
 
 def restricted() -> Exists:
