@@ -46,22 +46,24 @@ SECTIONS = 100
 STEP_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
-def configure(pages: int) -> None:
+def configure(pages: int, locales: int = 1) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.wagtail_settings")
     RESULTS_DIR.mkdir(exist_ok=True)
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{RESULTS_DIR / f'wagtail-{pages}.sqlite3'}")
+    database = RESULTS_DIR / f"wagtail-{_name(pages, locales)}.sqlite3"
+    os.environ.setdefault("DATABASE_URL", f"sqlite:///{database}")
     import django
 
     django.setup()
     from django.conf import settings
 
-    # One locale: Wagtail's sitemap lists only the default locale's tree.
-    settings.WAGTAIL_I18N_ENABLED = False
+    # One locale for the comparison: Wagtail's sitemap lists only the default
+    # locale's tree. With --locales 2, a French tree mirrors the English one.
+    settings.WAGTAIL_I18N_ENABLED = locales > 1
     settings.ROOT_URLCONF = "bench.wagtail_urls"
     settings.SITEMAPS_PLUS = {"CACHE": False}
-    # No extension: the pages and their locations only, as Wagtail's sitemap
-    # lists them (the test app's ArticlePage names images, which would size
-    # our files for ten images per URL).
+    # No images: the pages, their locations (and alternates with --locales 2)
+    # only, as Wagtail's sitemap lists them (the test app's ArticlePage names
+    # images, which would size our files for ten images per URL).
     from django_sitemaps_plus.contrib.wagtail.sections import PageSection
     from django_sitemaps_plus.registry import site
 
@@ -78,7 +80,11 @@ def _step(number: int) -> str:
     return out
 
 
-def seed(pages: int) -> None:
+def _name(pages: int, locales: int) -> str:
+    return f"{pages}" if locales == 1 else f"{pages}-{locales}locales"
+
+
+def seed(pages: int, locales: int = 1) -> None:
     """The tree, written in bulk (add_child would take minutes per 100,000)."""
     import datetime as dt
 
@@ -152,6 +158,43 @@ def seed(pages: int) -> None:
             )
         home = Page.objects.get(path=home_path)
         Site.objects.create(hostname=HOST, port=443, root_page=home, is_default_site=True)
+        if locales > 1:
+            _translate_tree(rows, root, Locale.objects.get_or_create(language_code="fr")[0])
+
+
+def _translate_tree(english: list[Any], root: Any, locale: Any) -> None:
+    """A French copy of every page, with the same translation keys, under a
+    French home beside the English one (as Wagtail's translations are)."""
+    from django.db import connection
+    from wagtail.models import Page
+
+    from tests.wagtailapp.models import HomePage
+
+    home_path = english[0].path
+    french_home = root.path + _step(2)
+    copies = []
+    for page in english:
+        copy = Page(
+            **{
+                field.attname: getattr(page, field.attname)
+                for field in Page._meta.concrete_fields
+                if field.attname not in ("id", "locale_id")
+            }
+        )
+        copy.locale = locale
+        copy.path = french_home + page.path[len(home_path) :]
+        copy.url_path = "/home-fr/" + page.url_path[len("/home/") :]
+        if page.path == home_path:
+            copy.slug = "home-fr"
+        copies.append(copy)
+    Page.objects.bulk_create(copies, batch_size=2000)
+    Page.objects.filter(pk=root.pk).update(numchild=2)
+    keys = list(Page.objects.filter(locale=locale).values_list("pk", flat=True))
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"INSERT INTO {HomePage._meta.db_table} (page_ptr_id) VALUES (%s)",
+            [(k,) for k in keys],
+        )
 
 
 def client() -> Any:
@@ -225,6 +268,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-verify", action="store_true")
     parser.add_argument(
+        "--locales",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="2: a French translation of every page, hreflang alternates (ours only: "
+        "Wagtail's sitemap lists the default locale alone)",
+    )
+    parser.add_argument(
         "--results", type=Path, default=RESULTS_DIR, help="where the report is written"
     )
     parser.add_argument(
@@ -234,8 +285,10 @@ def main(argv: list[str] | None = None) -> int:
         "pages that takes minutes)",
     )
     args = parser.parse_args(argv)
-    configure(args.pages)
-    seed(args.pages)
+    configure(args.pages, args.locales)
+    seed(args.pages, args.locales)
+    if args.locales > 1:
+        args.ours_only = True
     if not args.no_verify and not args.ours_only:
         verify()
     cases = {
@@ -262,7 +315,8 @@ def main(argv: list[str] | None = None) -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
     }
     lines = [
-        f"Wagtail tree of {args.pages:,} pages, {meta['database']}, Django {meta['django']}, "
+        f"Wagtail tree of {args.pages:,} pages in {args.locales} locale(s), "
+        f"{meta['database']}, Django {meta['django']}, "
         f"Wagtail {meta['wagtail']}, Python {meta['python']}, {meta['machine']}; "
         f"median of {args.repeat}, our cache off",
         "",
@@ -293,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     report = "\n".join(lines)
     print(report)
     args.results.mkdir(parents=True, exist_ok=True)
-    stem = args.results / f"wagtail-{args.pages}"
+    stem = args.results / f"wagtail-{_name(args.pages, args.locales)}"
     stem.with_suffix(".md").write_text(report + "\n")
     stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "results": results}, indent=2))
     return 0

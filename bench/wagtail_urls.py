@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf.urls.i18n import i18n_patterns
 from django.urls import include, path
 from wagtail import urls as wagtail_urls
 from wagtail.contrib.sitemaps import Sitemap
@@ -22,5 +23,6 @@ urlpatterns = [
         {"sitemaps": SITEMAPS},
         name="wagtail-section",
     ),
-    path("", include(wagtail_urls)),
+    # French at /fr/ when the benchmark has a second locale.
+    *i18n_patterns(path("", include(wagtail_urls)), prefix_default_language=False),
 ]

@@ -364,3 +364,12 @@ def test_a_resolver_handing_another_site_object_lists_the_default_site(
     # The Sites framework's example.com: Wagtail's default site's pages, on its host.
     assert locs(HTTP_HOST="example.com") == {"https://example.com/", "https://example.com/about/"}
     assert about.pk
+
+
+def test_alternates_follow_hreflang_not_the_extensions_list(tree: Tree, registry) -> None:
+    registry.register(PageSection(extensions=[]))
+    home_fr = translate(tree.home, tree.fr)
+    assert entries()[home_fr.get_full_url()]["alternates"] == {
+        "en": tree.home.get_full_url(),
+        "fr": home_fr.get_full_url(),
+    }

@@ -215,22 +215,21 @@ class PageSection(ModelSection):
 
     def __init__(self, model: type[models.Model] | None = None, **options: Any) -> None:
         super().__init__(model or page_model(), **options)
-        if "extensions" not in options:
-            self.extensions = self.default_extensions()
+        extensions = list(self.extensions) if "extensions" in options else self.default_extensions()
+        # The alternates follow ``hreflang``, whatever else ``extensions`` lists.
+        if self.uses_hreflang():
+            extensions.insert(0, _Alternates())
+        self.extensions = extensions
 
     def default_extensions(self) -> list[Extension]:
-        """Alternates when translations are linked, and ``PageImages`` when a
-        page type names its images (``sitemap_image_fields``)."""
+        """``PageImages`` when a page type names its images (``sitemap_image_fields``)."""
         from wagtail.models import get_page_models
 
         from django_sitemaps_plus.contrib.wagtail.images import PageImages, declares_images
 
-        extensions: list[Extension] = []
-        if self.uses_hreflang():
-            extensions.append(_Alternates())
         if any(declares_images(model) for model in get_page_models()):
-            extensions.append(PageImages())
-        return extensions
+            return [PageImages()]
+        return []
 
     # Which pages --------------------------------------------------------------
 
