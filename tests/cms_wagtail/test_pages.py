@@ -373,3 +373,35 @@ def test_alternates_follow_hreflang_not_the_extensions_list(tree: Tree, registry
         "en": tree.home.get_full_url(),
         "fr": home_fr.get_full_url(),
     }
+
+
+class TestWarmRequests:
+    @pytest.fixture(autouse=True)
+    def cached(self, settings):
+        settings.SITEMAPS_PLUS = {"CACHE": True}
+
+    def test_a_warm_file_and_index_cost_no_query(self, tree: Tree, django_assert_num_queries):
+        publish(tree.home, ArticlePage(title="About", slug="about"))
+        cold = entries()
+        fetch("/sitemap.xml", HTTP_HOST="www.example.com", secure=True)
+        with django_assert_num_queries(0):
+            assert entries() == cold
+            response, _ = fetch("/sitemap.xml", HTTP_HOST="www.example.com", secure=True)
+            assert response.status_code == 200
+
+    def test_a_new_site_for_a_remembered_host_is_seen(self, tree: Tree) -> None:
+        other_home = publish(tree.root, HomePage(title="Other", slug="other"))
+        # other.example falls back to the default site, and that is remembered...
+        assert locs(HTTP_HOST="other.example") == {"https://www.example.com/"}
+        # ...until a Site is saved.
+        Site.objects.create(hostname="other.example", port=443, root_page=other_home)
+        assert locs(HTTP_HOST="other.example") == {"https://other.example/"}
+
+    def test_no_site_is_remembered_too_and_forgotten_on_save(self, tree: Tree) -> None:
+        Site.objects.update(is_default_site=False)
+        for _ in range(2):
+            response, _ = fetch("/sitemap.xml", HTTP_HOST="unknown.example", secure=True)
+            assert response.status_code == 404
+        tree.site.is_default_site = True
+        tree.site.save()
+        assert locs(HTTP_HOST="unknown.example") == {full("/")}

@@ -40,8 +40,16 @@ def on_page_change(sender: Any, instance: Any = None, **kwargs: Any) -> None:
         logger.exception("django-sitemaps-plus: Wagtail change of %r not handled", instance)
 
 
+def on_site_change(sender: Any, **kwargs: Any) -> None:
+    from django_sitemaps_plus.contrib.wagtail.sites import forget_hosts
+
+    forget_hosts()
+
+
 def connect() -> None:
     """Connect to Wagtail's page signals (called from ``AppConfig.ready()``)."""
+    from django.db.models.signals import post_delete, post_save
+    from wagtail.models import Site
     from wagtail.signals import (
         page_published,
         page_slug_changed,
@@ -57,3 +65,8 @@ def connect() -> None:
     }
     for name, signal in signals.items():
         signal.connect(on_page_change, dispatch_uid=f"sitemaps_plus_wagtail.{name}")
+    # The remembered host -> Site answers (sites.find_site).
+    post_save.connect(on_site_change, sender=Site, dispatch_uid="sitemaps_plus_wagtail.site_saved")
+    post_delete.connect(
+        on_site_change, sender=Site, dispatch_uid="sitemaps_plus_wagtail.site_deleted"
+    )
