@@ -1,11 +1,22 @@
-"""Include with ``path("", include("django_sitemaps_plus.urls"))``."""
+"""Include with ``path("", include("django_sitemaps_plus.urls"))``.
+
+The include may come first in a project's URLconf: ``/robots.txt`` and the
+IndexNow key file only match while they are switched on (read per request, so
+``override_settings`` works), and otherwise fall through to the project's own
+patterns; ``/security.txt`` and the like never match here.
+"""
 
 from __future__ import annotations
 
-from django.urls import path, register_converter
+from collections.abc import Callable
+from typing import Any
+
+from django.urls import URLPattern, path, register_converter
 from django.urls.converters import IntConverter, StringConverter
+from django.urls.resolvers import ResolverMatch, RoutePattern
 
 from django_sitemaps_plus import indexnow, views
+from django_sitemaps_plus.conf import conf
 
 app_name = "sitemaps_plus"
 
@@ -24,9 +35,39 @@ class SectionConverter(StringConverter):
 
 
 class IndexNowKeyConverter(StringConverter):
-    """An IndexNow key: 8 to 128 of a-z, A-Z, 0-9 and '-'."""
+    """The configured IndexNow key, and nothing else.
+
+    The regex admits any key (8 to 128 of a-z, A-Z, 0-9 and '-'); ``to_python``
+    refuses every other value, which makes Django try the next pattern, so
+    ``/security.txt`` reaches the project's own view.
+    """
 
     regex = indexnow.KEY_RE.pattern
+
+    def to_python(self, value: str) -> str:
+        if not conf.INDEXNOW_KEY or value != conf.INDEXNOW_KEY:
+            raise ValueError("not the IndexNow key")
+        return value
+
+
+class SwitchedURLPattern(URLPattern):
+    """A pattern that matches only while ``enabled()`` is true."""
+
+    def __init__(
+        self,
+        route: str,
+        view: Callable[..., Any],
+        *,
+        name: str,
+        enabled: Callable[[], bool],
+    ) -> None:
+        super().__init__(RoutePattern(route, name=name, is_endpoint=True), view, name=name)
+        self.enabled = enabled
+
+    def resolve(self, path: str) -> ResolverMatch | None:
+        if not self.enabled():
+            return None
+        return super().resolve(path)
 
 
 register_converter(PageConverter, "sitemap_page")
@@ -46,7 +87,10 @@ urlpatterns = [
         views.section_txt,
         name="section_txt",
     ),
-    path("robots.txt", views.robots_txt, name="robots_txt"),
-    # Last: the IndexNow key file (a 404 unless SITEMAPS_PLUS["INDEXNOW_KEY"] is it).
+    # Only with SITEMAPS_PLUS["ROBOTS_TXT"] on; otherwise the project's own.
+    SwitchedURLPattern(
+        "robots.txt", views.robots_txt, name="robots_txt", enabled=lambda: conf.ROBOTS_TXT
+    ),
+    # Only SITEMAPS_PLUS["INDEXNOW_KEY"] + ".txt" (see IndexNowKeyConverter).
     path("<indexnow_key:key>.txt", indexnow.key_file, name="indexnow_key"),
 ]
