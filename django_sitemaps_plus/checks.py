@@ -5,6 +5,7 @@ Every problem has a stable id, listed in docs/checks.md.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from functools import partial
@@ -19,7 +20,7 @@ from django.urls import NoReverseMatch
 from django.utils.module_loading import import_string
 
 from django_sitemaps_plus import indexnow, protocol
-from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.conf import DEFAULTS, conf
 from django_sitemaps_plus.lastmod import LastmodFieldError, LastmodSpec
 
 ID = "sitemaps_plus"
@@ -27,7 +28,7 @@ ID = "sitemaps_plus"
 
 @register(Tags.compatibility)
 def check_settings(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> list[CheckMessage]:
-    errors: list[CheckMessage] = []
+    errors: list[CheckMessage] = _namespace_errors()
     base = conf.BASE_URL
     if base is not None:
         parts = urlsplit(base)
@@ -53,6 +54,42 @@ def check_settings(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
     errors.extend(_limit_errors("SITEMAPS_PLUS['LIMIT']", conf.get("LIMIT")))
     errors.extend(_loc_length_errors("SITEMAPS_PLUS['MAX_LOC_LENGTH']", conf.get("MAX_LOC_LENGTH")))
     return errors
+
+
+def _namespace_errors() -> list[CheckMessage]:
+    """``SITEMAPS_PLUS`` itself: a dict (E017) of known keys (W004).
+
+    The app reads a non-dict as no settings at all, so it still runs on the
+    defaults; a misspelt key would otherwise be ignored without a word.
+    """
+    from django.conf import settings
+
+    value = getattr(settings, "SITEMAPS_PLUS", None)
+    if value is None:
+        return []
+    if not isinstance(value, dict):
+        return [
+            Error(
+                f"SITEMAPS_PLUS is a {type(value).__name__}, not a dict; every "
+                "django-sitemaps-plus setting falls back to its default.",
+                hint='For example SITEMAPS_PLUS = {"BASE_URL": "https://example.com"}.',
+                id=f"{ID}.E017",
+            )
+        ]
+    messages: list[CheckMessage] = []
+    for key in value:
+        if key in DEFAULTS:
+            continue
+        close = difflib.get_close_matches(str(key).upper(), DEFAULTS, n=1, cutoff=0.6)
+        messages.append(
+            Warning(
+                f"SITEMAPS_PLUS[{key!r}] is not a django-sitemaps-plus setting; it is ignored.",
+                hint=(f"Did you mean {close[0]!r}? " if close else "")
+                + "The settings are listed in the docs' settings page.",
+                id=f"{ID}.W004",
+            )
+        )
+    return messages
 
 
 def _has_site_resolver() -> bool:
@@ -101,7 +138,7 @@ def _is_number(value: Any, *, minimum: float, integer: bool = False) -> bool:
 def check_serving_settings(
     app_configs: Sequence[Any] | None = None, **kwargs: Any
 ) -> list[CheckMessage]:
-    """Cached serving, static builds and IndexNow settings (E011-E015)."""
+    """Cached serving, static builds and IndexNow settings (E011-E015, E018-E022)."""
     from django.conf import settings
 
     errors: list[CheckMessage] = []
@@ -139,7 +176,7 @@ def check_serving_settings(
             Error(
                 f"SITEMAPS_PLUS['CACHE_CONTROL'] = {control!r} must be a header value or None.",
                 hint="For example 'public, max-age=300'.",
-                id=f"{ID}.E012",
+                id=f"{ID}.E018",
             )
         )
     serve_built = get("SERVE_BUILT")
@@ -165,7 +202,9 @@ def check_serving_settings(
             Error(
                 "SITEMAPS_PLUS['SERVE_BUILT'] is set but there is no BUILD_STORAGE or "
                 "BUILD_DIR to serve from.",
-                id=f"{ID}.E014",
+                hint="Set BUILD_STORAGE (an alias of STORAGES) or BUILD_DIR, where "
+                "build_sitemaps writes.",
+                id=f"{ID}.E019",
             )
         )
     key = get("INDEXNOW_KEY")
@@ -184,7 +223,7 @@ def check_serving_settings(
                 "SITEMAPS_PLUS['INDEXNOW_KEY'] is set, but URLs queued on a save have no "
                 "request to take a host from.",
                 hint="Set SITEMAPS_PLUS['BASE_URL'] or install django.contrib.sites.",
-                id=f"{ID}.E015",
+                id=f"{ID}.E020",
             )
         )
     endpoint = get("INDEXNOW_ENDPOINT")
@@ -193,7 +232,9 @@ def check_serving_settings(
         errors.append(
             Error(
                 f"SITEMAPS_PLUS['INDEXNOW_ENDPOINT'] = {endpoint!r} is not an http(s) URL.",
-                id=f"{ID}.E015",
+                hint="The default, 'https://api.indexnow.org/indexnow', shares submissions "
+                "with every participating engine.",
+                id=f"{ID}.E021",
             )
         )
     batch = get("INDEXNOW_BATCH_SIZE")
@@ -202,7 +243,7 @@ def check_serving_settings(
             Error(
                 f"SITEMAPS_PLUS['INDEXNOW_BATCH_SIZE'] = {batch!r} is not 1 to 10,000.",
                 hint="IndexNow accepts at most 10,000 URLs per submission.",
-                id=f"{ID}.E015",
+                id=f"{ID}.E022",
             )
         )
     return errors

@@ -1,4 +1,4 @@
-"""System checks of the serving settings: one test per id (E011-E015, W003)."""
+"""System checks of the serving settings: one test per id (E011-E015, E018-E022, W003)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,6 @@ def test_e011_unknown_cache_alias(settings):
         {"CACHE_TIMEOUT": "3600"},
         {"CACHE_LOCK_TIMEOUT": None},
         {"CACHE_LOCK_WAIT": -1},
-        {"CACHE_CONTROL": 300},
         {"INDEXNOW_TIMEOUT": 0},
         {"INDEXNOW_MAX_ATTEMPTS": 0},
     ],
@@ -40,6 +39,11 @@ def test_e011_unknown_cache_alias(settings):
 def test_e012_bad_numbers(settings, override):
     settings.SITEMAPS_PLUS = {**BASE, **override}
     assert ids(check_serving_settings()) == ["sitemaps_plus.E012"]
+
+
+def test_e018_cache_control_not_a_string(settings):
+    settings.SITEMAPS_PLUS = {**BASE, "CACHE_CONTROL": 300}
+    assert ids(check_serving_settings()) == ["sitemaps_plus.E018"]
 
 
 def test_e012_accepts_no_maximum_age(settings):
@@ -52,31 +56,40 @@ def test_e013_serve_built_value(settings, tmp_path):
     assert ids(check_serving_settings()) == ["sitemaps_plus.E013"]
 
 
-def test_e014_storage(settings):
+def test_e014_storage_alias(settings):
     settings.SITEMAPS_PLUS = {**BASE, "BUILD_STORAGE": "nosuch"}
     assert ids(check_serving_settings()) == ["sitemaps_plus.E014"]
+
+
+def test_e019_serve_built_with_nothing_to_serve_from(settings, tmp_path):
     settings.SITEMAPS_PLUS = {**BASE, "SERVE_BUILT": "serve"}
-    assert ids(check_serving_settings()) == ["sitemaps_plus.E014"]
+    assert ids(check_serving_settings()) == ["sitemaps_plus.E019"]
+    settings.SITEMAPS_PLUS = {**BASE, "SERVE_BUILT": "serve", "BUILD_DIR": str(tmp_path)}
+    assert check_serving_settings() == []
 
 
-@pytest.mark.parametrize(
-    "override",
-    [
-        {"INDEXNOW_KEY": "short"},
-        {"INDEXNOW_KEY": "has space in it"},
-        {"INDEXNOW_ENDPOINT": "ftp://example.com/"},
-        {"INDEXNOW_BATCH_SIZE": 10_001},
-    ],
-)
-def test_e015_indexnow(settings, override):
-    settings.SITEMAPS_PLUS = {**BASE, **override}
+@pytest.mark.parametrize("key", ["short", "has space in it", "x" * 129, 12345678])
+def test_e015_indexnow_key(settings, key):
+    settings.SITEMAPS_PLUS = {**BASE, "INDEXNOW_KEY": key}
     assert ids(check_serving_settings()) == ["sitemaps_plus.E015"]
 
 
-def test_e015_indexnow_needs_a_host(settings):
+def test_e020_indexnow_needs_a_host(settings):
     settings.SITEMAPS_PLUS = {"INDEXNOW_KEY": "a1b2c3d4e5f6"}
     settings.INSTALLED_APPS = [a for a in settings.INSTALLED_APPS if a != "django.contrib.sites"]
-    assert ids(check_serving_settings()) == ["sitemaps_plus.E015"]
+    assert ids(check_serving_settings()) == ["sitemaps_plus.E020"]
+
+
+@pytest.mark.parametrize("endpoint", ["ftp://example.com/", "api.indexnow.org", None])
+def test_e021_indexnow_endpoint(settings, endpoint):
+    settings.SITEMAPS_PLUS = {**BASE, "INDEXNOW_ENDPOINT": endpoint}
+    assert ids(check_serving_settings()) == ["sitemaps_plus.E021"]
+
+
+@pytest.mark.parametrize("size", [0, 10_001, "100", 1.5])
+def test_e022_indexnow_batch_size(settings, size):
+    settings.SITEMAPS_PLUS = {**BASE, "INDEXNOW_BATCH_SIZE": size}
+    assert ids(check_serving_settings()) == ["sitemaps_plus.E022"]
 
 
 def test_w003_local_memory_cache_on_deploy(settings):

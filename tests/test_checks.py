@@ -178,3 +178,39 @@ def test_checks_never_query_items_so_they_run_before_migrate(registry):
 )
 def test_w002_urls_from_the_host_header():
     assert "sitemaps_plus.W002" in ids()
+
+
+@pytest.mark.parametrize("value", [["BASE_URL", "https://example.com"], "https://example.com", 1])
+def test_e017_settings_not_a_dict(registry, settings, value):
+    settings.SITEMAPS_PLUS = value
+    (message,) = [m for m in run_checks() if m.id == "sitemaps_plus.E017"]
+    assert type(value).__name__ in message.msg
+    assert "sitemaps_plus.E017" in ids()
+
+
+@pytest.mark.parametrize(
+    ("key", "suggestion"),
+    [("CACHE_TIMOUT", "CACHE_TIMEOUT"), ("base_url", "BASE_URL"), ("LIMITS", "LIMIT")],
+)
+def test_w004_unknown_key_names_the_closest(registry, settings, key, suggestion):
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", key: 5}
+    (message,) = [m for m in run_checks() if m.id == "sitemaps_plus.W004"]
+    assert repr(key) in message.msg
+    assert message.hint is not None and repr(suggestion) in message.hint
+
+
+def test_w004_unknown_key_without_a_close_one(registry, settings):
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "ZZZ": 1}
+    (message,) = [m for m in run_checks() if m.id == "sitemaps_plus.W004"]
+    assert "Did you mean" not in (message.hint or "")
+
+
+def test_every_setting_is_known_and_documented(registry, settings):
+    from pathlib import Path
+
+    from django_sitemaps_plus.conf import DEFAULTS
+
+    documented = (Path(__file__).parent.parent / "docs" / "settings.md").read_text()
+    assert [key for key in DEFAULTS if f"| `{key}` |" not in documented] == []
+    settings.SITEMAPS_PLUS = dict(DEFAULTS)
+    assert "sitemaps_plus.W004" not in ids()

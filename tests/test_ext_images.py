@@ -240,7 +240,15 @@ class ImageTests(TestCase):
 
     def test_check_method_missing(self) -> None:
         site.register(GallerySection, extensions=[Images(method="nothing")])
-        assert "sitemaps_plus.E112" in [m.id for m in check_sections()]
+        assert [m.id for m in check_sections() if isinstance(m, Error)] == ["sitemaps_plus.E113"]
+
+    def test_check_field_on_a_plain_section(self) -> None:
+        class Pages(Section):
+            def items(self) -> list[str]:
+                return ["/"]
+
+        site.register(Pages, extensions=[Images("cover")])
+        assert [m.id for m in check_sections() if isinstance(m, Error)] == ["sitemaps_plus.E114"]
 
     def test_field_or_method(self) -> None:
         with pytest.raises(TypeError):

@@ -329,9 +329,28 @@ class VideoTests(TestCase):
         site.register(Loose)
         messages = check_sections()
         ids = {m.id for m in messages}
-        assert "sitemaps_plus.E131" in ids  # unknown field
+        assert "sitemaps_plus.E134" in ids  # unknown field path
+        assert "sitemaps_plus.E131" not in ids  # every key is a VideoInfo attribute
         assert "sitemaps_plus.E132" in ids  # description, content/player missing
         assert "sitemaps_plus.W131" in ids  # a TextField feeds the title
+
+    def test_check_unknown_info_attribute(self) -> None:
+        class Misnamed(ClipSection):
+            extensions = [Video(fields={**FIELDS, "titel": "title"})]
+
+        site.register(Misnamed)
+        errors = [m.id for m in check_sections() if isinstance(m, Error)]
+        assert errors == ["sitemaps_plus.E131"]
+
+    def test_check_method_missing(self) -> None:
+        site.register(ClipSection, extensions=[Video(method="nothing")])
+        errors = [m.id for m in check_sections() if isinstance(m, Error)]
+        assert errors == ["sitemaps_plus.E135"]
+
+    def test_check_fields_on_a_plain_section(self) -> None:
+        site.register(OneVideo, extensions=[Video(fields=FIELDS)])
+        errors = [m.id for m in check_sections() if isinstance(m, Error)]
+        assert errors == ["sitemaps_plus.E136"]
 
     def test_clean_checks(self) -> None:
         site.register(ClipSection)

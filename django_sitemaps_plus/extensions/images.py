@@ -169,7 +169,7 @@ class Images(Extension):
                         f"{label}: Images({self.field!r}) needs a ModelSection; use "
                         "method=... on other sections.",
                         obj=section,
-                        id="sitemaps_plus.E112",
+                        id="sitemaps_plus.E114",
                     )
                 )
             else:
@@ -187,7 +187,7 @@ class Images(Extension):
                     f"{label}: Images(method={self.method!r}): neither the section nor the "
                     "model has that method.",
                     obj=section,
-                    id="sitemaps_plus.E112",
+                    id="sitemaps_plus.E113",
                 )
             )
         return errors

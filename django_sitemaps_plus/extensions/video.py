@@ -205,7 +205,7 @@ class Video(Extension):
                         f"{label}: Video(method={self.method!r}): neither the section nor "
                         "the model has that method.",
                         obj=section,
-                        id="sitemaps_plus.E131",
+                        id="sitemaps_plus.E135",
                     )
                 )
             return errors
@@ -215,7 +215,7 @@ class Video(Extension):
                     f"{label}: Video(fields=...) needs a ModelSection; use method=... on "
                     "other sections.",
                     obj=section,
-                    id="sitemaps_plus.E131",
+                    id="sitemaps_plus.E136",
                 )
             )
             return errors
@@ -251,7 +251,7 @@ class Video(Extension):
                 field = resolve_field(model, path)
             except LookupError as exc:
                 errors.append(
-                    Error(f"{label}: Video field {exc}.", obj=section, id="sitemaps_plus.E131")
+                    Error(f"{label}: Video field {exc}.", obj=section, id="sitemaps_plus.E134")
                 )
                 continue
             limit = limits.get(name)
