@@ -34,13 +34,12 @@ from typing import IO, Any
 
 from django.core.files.storage import Storage
 from django.urls import NoReverseMatch, reverse
-from django.utils.encoding import iri_to_uri
 
 from django_sitemaps_plus import protocol, xml
 from django_sitemaps_plus.cache import Measured, gzip_chunks
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
-from django_sitemaps_plus.location import SiteContext, site_context
+from django_sitemaps_plus.location import SiteContext, site_context, to_uri
 from django_sitemaps_plus.storage import (
     COPY_CHUNK,
     get_build_storage,
@@ -197,7 +196,11 @@ def build(
         file_name = f"sitemap-{name}-{page.number}.xml"
         writer.write(
             file_name,
-            xml.stream_urlset(section.page_entries(page.number, site), section.namespaces()),
+            xml.stream_urlset(
+                section.page_entries(page.number, site),
+                section.namespaces(),
+                label=f"Sitemap section {name!r}",
+            ),
             urls=page.url_count,
             lastmod=format_w3c(page.lastmod),
         )
@@ -266,7 +269,11 @@ def _read_urls(lines: Iterable[str], rejected: list[tuple[int, str, str]]) -> It
         text = raw.strip()
         if not text or text.startswith("#"):
             continue
-        url = iri_to_uri(text)
+        try:
+            url = to_uri(text)
+        except ValueError as exc:
+            rejected.append((number, text, str(exc)))
+            continue
         problem = protocol.loc_problem(url)
         if problem is None:
             from urllib.parse import urlsplit

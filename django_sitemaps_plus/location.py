@@ -155,6 +155,34 @@ def ascii_origin(base_url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
+_AUTHORITY_RE = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)?//[^/?#]*")
+_STRAY_PERCENT_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def to_uri(iri: str) -> str:
+    """``iri`` as a URI: Django's ``iri_to_uri``, a ``%`` that starts no
+    escape encoded as ``%25``, and ``[`` and ``]`` encoded outside the host.
+    ``ValueError`` when ``iri`` has a lone surrogate.
+
+    ``iri_to_uri`` keeps ``%`` (it may start an escape) and the brackets, but
+    RFC 3986 allows brackets only around an IP-literal host, and XML Schema's
+    ``anyURI`` (the type of every ``loc`` in the official XSDs) refuses them
+    in a path or query, as it refuses a bare ``%``.
+    """
+    try:
+        uri = iri_to_uri(iri)
+    except UnicodeEncodeError:
+        # Only a lone surrogate cannot be encoded: no URL names it.
+        raise ValueError("has a lone surrogate, which no URL can hold") from None
+    if "%" in uri:
+        uri = _STRAY_PERCENT_RE.sub("%25", uri)
+    if "[" not in uri and "]" not in uri:
+        return uri
+    authority = _AUTHORITY_RE.match(uri)
+    start = authority.end() if authority else 0
+    return uri[:start] + uri[start:].replace("[", "%5B").replace("]", "%5D")
+
+
 def absolute_location(location: str, site: SiteContext) -> tuple[str | None, str | None]:
     """``(url, None)`` for a location that may be listed, else ``(None, why)``.
 
@@ -163,7 +191,10 @@ def absolute_location(location: str, site: SiteContext) -> tuple[str | None, str
     """
     if not location:
         return None, "is empty"
-    uri = iri_to_uri(location)
+    try:
+        uri = to_uri(location)
+    except ValueError as exc:
+        return None, f"{exc} ({location!r})"
     if uri.startswith("/") and not uri.startswith("//"):
         url = site.absolute(uri)
     else:

@@ -176,7 +176,11 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Ht
     def body(info: PageInfo) -> Iterator[bytes]:
         # The body gets the info: what page_info computed is not computed twice.
         if ext == "xml":
-            return xml.stream_urlset(found.page_entries(page, site, info), found.namespaces())
+            return xml.stream_urlset(
+                found.page_entries(page, site, info),
+                found.namespaces(),
+                label=f"Sitemap section {found.get_name()!r}",
+            )
         return xml.stream_text(found.page_locations(page, site, info))
 
     page_info = _once(lambda: found.page_info(page, site))

@@ -8,10 +8,16 @@ The root declares only the namespaces the file uses.
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Iterable, Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from itertools import islice
 
 from django_sitemaps_plus import protocol
+
+logger = logging.getLogger("django_sitemaps_plus")
 
 XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 #: Entries joined into one chunk of the streamed response.
@@ -19,9 +25,66 @@ BATCH_SIZE = 1_000
 
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
 
+#: Characters XML 1.0 forbids in a document (its ``Char`` production): C0
+#: controls other than tab, line feed and carriage return, lone surrogates,
+#: U+FFFE and U+FFFF. Escaping cannot help (``&#11;`` is ill-formed too), so
+#: they are removed.
+FORBIDDEN_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+@dataclass
+class RemovedCharacters:
+    """What ``escape`` removed while one document was written."""
+
+    label: str
+    values: int = 0
+    characters: int = 0
+    first: str = ""
+    codepoints: set[str] = field(default_factory=set)
+
+    def add(self, value: str, found: list[str]) -> None:
+        self.values += 1
+        self.characters += len(found)
+        self.codepoints.update(f"U+{ord(c):04X}" for c in found)
+        if not self.first:
+            self.first = value[:60]
+
+    def log(self) -> None:
+        if self.values:
+            logger.warning(
+                "%s: removed %d character(s) that XML 1.0 forbids (%s) from %d value(s), "
+                "first %r; the entries are kept.",
+                self.label,
+                self.characters,
+                ", ".join(sorted(self.codepoints)),
+                self.values,
+                self.first,
+            )
+
+
+_removed: ContextVar[RemovedCharacters | None] = ContextVar("sitemaps_plus_removed", default=None)
+
 
 def escape(value: str) -> str:
-    """Escape the five XML special characters (protocol §1: entity escaping)."""
+    """``value`` as XML character data or an attribute value.
+
+    The one path every text node and attribute of every writer takes: the five
+    special characters are escaped (protocol §1: entity escaping) and the
+    characters XML 1.0 forbids are removed, so no model text can make a file
+    ill-formed. Removals are logged once per document (see ``_batched``).
+    """
+    # isascii() and isprintable() run at C speed: most values skip the regex.
+    if not (value.isascii() and value.isprintable()):
+        found = FORBIDDEN_CHARS.findall(value)
+        if found:
+            removed = _removed.get()
+            if removed is None:
+                removed = RemovedCharacters("Sitemap")
+                removed.add(value, found)
+                removed.log()
+            else:
+                removed.add(value, found)
+            value = FORBIDDEN_CHARS.sub("", value)
     if "&" in value or "<" in value or ">" in value or '"' in value or "'" in value:
         return value.translate(_ESCAPES)
     return value
@@ -61,22 +124,44 @@ def url_entry(
     return "".join(parts)
 
 
-def _batched(head: str, entries: Iterable[str], tail: str) -> Iterator[bytes]:
+def _batched(
+    head: str, entries: Iterable[str], tail: str, label: str = "Sitemap"
+) -> Iterator[bytes]:
     # islice and join take each batch at C speed, not an append per entry.
+    # Entries are rendered lazily, inside each islice: the collector of removed
+    # characters is set around each pull only, never across a yield.
     iterator = iter(entries)
-    text = head + "".join(islice(iterator, BATCH_SIZE))
-    while True:
-        batch = list(islice(iterator, BATCH_SIZE))
-        if not batch:
-            yield (text + tail).encode()
-            return
-        yield text.encode()
-        text = "".join(batch)
+    removed = RemovedCharacters(label)
+
+    def pull() -> list[str]:
+        token = _removed.set(removed)
+        try:
+            return list(islice(iterator, BATCH_SIZE))
+        finally:
+            _removed.reset(token)
+
+    try:
+        text = head + "".join(pull())
+        while True:
+            batch = pull()
+            if not batch:
+                yield (text + tail).encode()
+                return
+            yield text.encode()
+            text = "".join(batch)
+    finally:
+        removed.log()
 
 
-def stream_urlset(entries: Iterable[str], namespaces: Mapping[str, str]) -> Iterator[bytes]:
-    """A ``urlset`` document from pre-rendered ``<url>`` entries."""
-    return _batched(_root_open("urlset", namespaces), entries, "</urlset>\n")
+def stream_urlset(
+    entries: Iterable[str], namespaces: Mapping[str, str], label: str = "Sitemap"
+) -> Iterator[bytes]:
+    """A ``urlset`` document from ``<url>`` entries rendered as it is read.
+
+    ``label`` names the document in the log line about removed characters
+    (``"Sitemap section 'articles'"``).
+    """
+    return _batched(_root_open("urlset", namespaces), entries, "</urlset>\n", label)
 
 
 def sitemap_entry(loc: str, lastmod: str | None) -> str:

@@ -85,12 +85,13 @@ class Extension:
 
 # Helpers shared by the extensions ------------------------------------------------
 
-#: A path that ``iri_to_uri`` leaves unchanged (only URI characters): already a
-#: URI, it needs no encoding or parsing.
-URI_PATH_RE = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/%?#\[\]]*")
+#: A path that ``location.to_uri`` leaves unchanged (only URI characters, no
+#: bracket): already a URI, it needs no encoding or parsing.
+URI_PATH_RE = re.compile(r"/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#]|%[0-9A-Fa-f]{2})*")
 #: An absolute http(s) URL made only of URI characters, with a host.
 _ABSOLUTE_URI_RE = re.compile(
-    r"https?://[A-Za-z0-9.\-]+(?::[0-9]+)?(?:[/?#][A-Za-z0-9\-._~!$&'()*+,;=:@/%?#\[\]]*)?"
+    r"https?://[A-Za-z0-9.\-]+(?::[0-9]+)?"
+    r"(?:[/?#](?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#]|%[0-9A-Fa-f]{2})*)?"
 )
 #: A stored file name whose storage URL is the storage's prefix plus the name.
 _PLAIN_NAME_RE = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_\-./]*")
@@ -126,9 +127,8 @@ def media_url(value: Any, site: SiteContext, max_length: int) -> tuple[str | Non
     ``//host/path`` (the site's scheme is used) or a path from the site's root
     (``/media/a.jpg``, made absolute on the site). Non-ASCII is percent-encoded.
     """
-    from django.utils.encoding import iri_to_uri
-
     from django_sitemaps_plus import protocol
+    from django_sitemaps_plus.location import to_uri
 
     if hasattr(value, "url") and hasattr(value, "name"):  # a FieldFile
         if not value.name:
@@ -150,7 +150,10 @@ def media_url(value: Any, site: SiteContext, max_length: int) -> tuple[str | Non
     ascii_text = ascii_host(text)
     if ascii_text is None:
         return None, f"({value!r}) has a host that is not a valid domain name"
-    text = iri_to_uri(ascii_text)
+    try:
+        text = to_uri(ascii_text)
+    except ValueError as exc:
+        return None, f"({value!r}) {exc}"
     if text.startswith("//"):
         text = f"{site.scheme}:{text}"
     elif text.startswith("/"):

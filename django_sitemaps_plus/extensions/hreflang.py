@@ -34,7 +34,6 @@ from django.apps import apps
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning
 from django.db import models
-from django.utils.encoding import iri_to_uri
 
 from django_sitemaps_plus import protocol, xml
 from django_sitemaps_plus.extensions.base import (
@@ -44,7 +43,7 @@ from django_sitemaps_plus.extensions.base import (
     instances,
     loc_budget,
 )
-from django_sitemaps_plus.location import absolute_location
+from django_sitemaps_plus.location import absolute_location, to_uri
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.location import SiteContext
@@ -239,7 +238,10 @@ class Hreflang(Extension):
         ascii_location = ascii_host(location)
         if ascii_location is None:
             return None, False, f"has a host that is not a valid domain name ({location!r})"
-        uri = iri_to_uri(ascii_location)
+        try:
+            uri = to_uri(ascii_location)
+        except ValueError as exc:
+            return None, False, f"{exc} ({location!r})"
         if uri.startswith("/") and not uri.startswith("//"):
             uri = (host or site.base_url) + uri
         problem = protocol.loc_problem(uri)
