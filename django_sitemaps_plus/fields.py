@@ -14,7 +14,7 @@ from typing import Any
 from django.core import checks
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
-from django.db.models.signals import post_init, post_save
+from django.db.models.signals import class_prepared, post_init, post_save
 from django.utils import timezone
 from django.utils.functional import cached_property
 
@@ -54,10 +54,25 @@ class ContentChangedField(models.DateTimeField):  # type: ignore[type-arg]
     ) -> None:
         super().contribute_to_class(cls, name, **kwargs)
         if not cls._meta.abstract:
-            uid = f"sitemaps_plus.{cls._meta.label}.{name}"
-            post_init.connect(self._remember, sender=cls, weak=False, dispatch_uid=uid)
-            # After a save, the saved values are the new baseline.
-            post_save.connect(self._remember, sender=cls, weak=False, dispatch_uid=uid)
+            self._watch(cls)
+            # Proxy models and multi-table children use this field object
+            # without contribute_to_class, and their instances send signals
+            # as themselves: watch each as it is defined (never before cls).
+            class_prepared.connect(
+                self._watch_subclass,
+                weak=False,
+                dispatch_uid=f"sitemaps_plus.{cls._meta.label}.{name}.subclasses",
+            )
+
+    def _watch(self, model: type[models.Model]) -> None:
+        uid = f"sitemaps_plus.{model._meta.label}.{self.name}"
+        post_init.connect(self._remember, sender=model, weak=False, dispatch_uid=uid)
+        # After a save, the saved values are the new baseline.
+        post_save.connect(self._remember, sender=model, weak=False, dispatch_uid=uid)
+
+    def _watch_subclass(self, sender: type[models.Model], **kwargs: Any) -> None:
+        if sender is not self.model and issubclass(sender, self.model):
+            self._watch(sender)
 
     @cached_property
     def _tracked_attnames(self) -> list[str]:

@@ -82,3 +82,69 @@ def test_now_is_used(monkeypatch):
     monkeypatch.setattr(timezone, "now", lambda: fixed)
     article = Article.objects.create(title="t", slug="s")
     assert stamp(article) == fixed
+
+
+class TestInheritance:
+    """Proxy models and multi-table children share the parent's field object."""
+
+    def test_proxy_untracked_save_keeps_the_stamp(self):
+        from tests.testapp.models import ArticleProxy
+
+        article = ArticleProxy.objects.create(title="t", slug="s")
+        first = stamp(article)
+        assert first is not None
+        loaded = ArticleProxy.objects.get(pk=article.pk)
+        loaded.views = 3
+        loaded.save()
+        assert stamp(article) == first
+        loaded.title = "changed"
+        loaded.save()
+        changed = stamp(article)
+        assert changed is not None and changed > first
+
+    def test_multi_table_child_parent_field(self):
+        from tests.testapp.models import FeatureArticle
+
+        feature = FeatureArticle.objects.create(title="t", slug="s", subtitle="x")
+        first = stamp(feature)
+        assert first is not None
+        loaded = FeatureArticle.objects.get(pk=feature.pk)
+        loaded.views = 3
+        loaded.save()
+        assert stamp(feature) == first
+        loaded.body = "a tracked field of the parent"
+        loaded.save()
+        changed = stamp(feature)
+        assert changed is not None and changed > first
+
+    def test_multi_table_child_own_field_tracks_parent_and_child_fields(self):
+        from tests.testapp.models import FeatureArticle
+
+        def feature_stamp(pk: int) -> dt.datetime | None:
+            return FeatureArticle.objects.values_list("feature_changed_at", flat=True).get(pk=pk)
+
+        feature = FeatureArticle.objects.create(title="t", slug="s", subtitle="x")
+        first = feature_stamp(feature.pk)
+        assert first is not None
+        loaded = FeatureArticle.objects.get(pk=feature.pk)
+        loaded.body = "tracked by the parent's field only"
+        loaded.save()
+        assert feature_stamp(feature.pk) == first
+        loaded.subtitle = "y"
+        loaded.save()
+        second = feature_stamp(feature.pk)
+        assert second is not None and second > first
+        loaded.title = "a parent field the child's field tracks"
+        loaded.save()
+        third = feature_stamp(feature.pk)
+        assert third is not None and third > second
+
+    def test_loading_the_parent_row_of_a_child(self):
+        from tests.testapp.models import FeatureArticle
+
+        feature = FeatureArticle.objects.create(title="t", slug="s")
+        first = stamp(feature)
+        parent = Article.objects.get(pk=feature.pk)
+        parent.views = 9
+        parent.save()
+        assert stamp(feature) == first

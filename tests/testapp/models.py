@@ -35,6 +35,20 @@ class Article(models.Model):
         return reverse("article", kwargs={"slug": self.slug})
 
 
+class ArticleProxy(Article):
+    """A proxy: its saves must stamp ``content_changed_at`` as Article's do."""
+
+    class Meta:
+        proxy = True
+
+
+class FeatureArticle(Article):
+    """A multi-table child: the parent's field, plus one of its own."""
+
+    subtitle = models.CharField(max_length=200, blank=True)
+    feature_changed_at = ContentChangedField(tracked_fields=["subtitle", "title"])
+
+
 class Comment(models.Model):
     article = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="comments")
     created_at = models.DateTimeField()
