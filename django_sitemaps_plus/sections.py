@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
+from itertools import islice
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -455,19 +456,26 @@ class Section:
 
     # Engine API for a list of items ---------------------------------------------
 
-    def _all_items(self, site: SiteContext | None = None) -> list[Any]:
-        return list(call_with_site(self.items, site))
-
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
-        items = self._all_items(site)
+        items = call_with_site(self.items, site)
         size = self.items_per_file()
         per_item = self.urls_per_item()
-        pages = []
-        for start in range(0, len(items), size):
-            chunk = items[start : start + size]
+        if isinstance(items, models.QuerySet):
+            if type(self).lastmod is Section.lastmod:
+                # No lastmod to read: the index needs only the row count.
+                count = items.count()
+                return [
+                    PageInfo(number, None, min(size, count - (number - 1) * size) * per_item)
+                    for number in range(1, -(-count // size) + 1)
+                ]
+            # lastmod is Python: read every row once, streamed, never held.
+            items = items.iterator(chunk_size=BATCH_ROWS)
+        pages: list[PageInfo] = []
+        iterator = iter(items)
+        while chunk := list(islice(iterator, size)):
             pages.append(
                 PageInfo(
-                    start // size + 1,
+                    len(pages) + 1,
                     latest([self.lastmod(i) for i in chunk]),
                     len(chunk) * per_item,
                 )
@@ -494,8 +502,13 @@ class Section:
         )
 
     def _page_items(self, number: int, site: SiteContext | None = None) -> list[Any]:
+        """Page ``number``'s items: a QuerySet is sliced in SQL (LIMIT and
+        OFFSET), never loaded whole; any other iterable is read up to the page."""
         size = self.items_per_file()
-        return self._all_items(site)[(number - 1) * size : number * size]
+        items = call_with_site(self.items, site)
+        if isinstance(items, models.QuerySet):
+            return list(items[(number - 1) * size : number * size])
+        return list(islice(items, (number - 1) * size, number * size))
 
     def _page_rows(
         self, number: int, site: SiteContext, info: PageInfo | None = None

@@ -1,0 +1,79 @@
+"""A plain Section whose items() is a QuerySet pages in SQL, never loading it whole."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from django_sitemaps_plus import Section, register
+from tests.testapp.models import Article
+from tests.utils import articles, fetch, locs
+
+pytestmark = pytest.mark.django_db
+
+
+def _plain(registry, limit: int, with_lastmod: bool = False) -> None:
+    class Listed(Section):
+        name = "listed"
+
+        def items(self):
+            return Article.objects.filter(is_published=True).order_by("pk")
+
+    if with_lastmod:
+        Listed.lastmod = lambda self, item: item.updated_at  # type: ignore[method-assign]
+    register(Listed, limit=limit)
+
+
+def _selects(queries) -> list[str]:
+    return [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith("SELECT")]
+
+
+def test_a_page_is_a_limit_offset_query(registry):
+    _plain(registry, limit=10)
+    articles(35)
+    with CaptureQueriesContext(connection) as queries:
+        response, body = fetch("/sitemap-listed-3.xml")
+    assert response.status_code == 200
+    assert locs(body) == [f"https://example.com/articles/article-{i}/" for i in range(20, 30)]
+    selects = _selects(queries.captured_queries)
+    assert selects and all("LIMIT" in sql.upper() for sql in selects), selects
+
+
+def test_the_last_page_and_past_it(registry):
+    _plain(registry, limit=10)
+    articles(35)
+    assert len(locs(fetch("/sitemap-listed-4.xml")[1])) == 5
+    assert fetch("/sitemap-listed-5.xml")[0].status_code == 404
+
+
+def test_the_index_counts_rows_when_there_is_no_lastmod(registry):
+    _plain(registry, limit=10)
+    articles(35)
+    with CaptureQueriesContext(connection) as queries:
+        response, body = fetch("/sitemap.xml")
+    assert response.status_code == 200
+    assert locs(body) == [f"https://example.com/sitemap-listed-{n}.xml" for n in (1, 2, 3, 4)]
+    (select,) = _selects(queries.captured_queries)
+    assert "COUNT(" in select.upper()
+
+
+def test_the_index_reads_lastmod_per_page(registry):
+    _plain(registry, limit=10, with_lastmod=True)
+    rows = articles(25)
+    newest = dt.datetime(2026, 3, 4, 5, 6, 7, tzinfo=dt.timezone.utc)
+    Article.objects.filter(pk=rows[12].pk).update(updated_at=newest)
+    _, body = fetch("/sitemap.xml")
+    assert b"<lastmod>2026-03-04T05:06:07Z</lastmod>" in body
+    assert body.count(b"<lastmod>") == 1  # pages 1 and 3 have no dated row
+
+
+def test_a_filtered_queryset_pages_what_it_keeps(registry):
+    _plain(registry, limit=10)
+    articles(30)
+    Article.objects.filter(pk__lte=15).update(is_published=False)
+    assert len(locs(fetch("/sitemap-listed-1.xml")[1])) == 10
+    assert len(locs(fetch("/sitemap-listed-2.xml")[1])) == 5
+    assert fetch("/sitemap-listed-3.xml")[0].status_code == 404
