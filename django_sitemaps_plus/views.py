@@ -18,6 +18,7 @@ import datetime as dt
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from functools import wraps
+from itertools import chain
 from typing import Any, TypeVar
 
 from django.db import DatabaseError
@@ -168,6 +169,17 @@ def index(request: HttpRequest) -> HttpResponseBase:
     return _serve(request, site, source, "sitemap.xml")
 
 
+def _first_or_404(entries: Iterable[str]) -> Iterator[str]:
+    """``entries``, after reading the first: a file whose rows were all
+    refused (each logged) is a 404, never an empty ``urlset`` (invalid
+    against sitemap.xsd) or an empty text file. Called before the response
+    starts, so the 404 can still be sent."""
+    iterator = iter(entries)
+    for first in iterator:
+        return chain((first,), iterator)
+    raise Http404("Every URL of this sitemap page was left out (see the log).")
+
+
 def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> HttpResponseBase:
     """One file of a section, as XML (``ext`` "xml") or text ("txt")."""
     found = _section_or_404(section)
@@ -177,11 +189,11 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Ht
         # The body gets the info: what page_info computed is not computed twice.
         if ext == "xml":
             return xml.stream_urlset(
-                found.page_entries(page, site, info),
+                _first_or_404(found.page_entries(page, site, info)),
                 found.namespaces(),
                 label=f"Sitemap section {found.get_name()!r}",
             )
-        return xml.stream_text(found.page_locations(page, site, info))
+        return xml.stream_text(_first_or_404(found.page_locations(page, site, info)))
 
     page_info = _once(lambda: found.page_info(page, site))
 

@@ -77,3 +77,20 @@ def test_a_filtered_queryset_pages_what_it_keeps(registry):
     assert len(locs(fetch("/sitemap-listed-1.xml")[1])) == 10
     assert len(locs(fetch("/sitemap-listed-2.xml")[1])) == 5
     assert fetch("/sitemap-listed-3.xml")[0].status_code == 404
+
+
+@pytest.mark.parametrize("ext", ["xml", "txt"])
+@pytest.mark.parametrize("cache", [False, True])
+def test_a_file_whose_every_row_is_refused_is_a_404(registry, settings, ext, cache, caplog):
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": cache}
+
+    class Refused(Section):
+        name = "refused"
+
+        def items(self):
+            return ["https://elsewhere.example/a/", "relative/b"]
+
+    register(Refused)
+    response, body = fetch(f"/sitemap-refused-1.{ext}")
+    assert response.status_code == 404
+    assert "elsewhere.example" in caplog.text
