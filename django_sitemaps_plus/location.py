@@ -138,7 +138,35 @@ def default_site_context(request: HttpRequest | None = None) -> SiteContext:
                 "or install django.contrib.sites."
             )
         base = f"{request.scheme}://{request.get_host()}"
-    return SiteContext(ascii_origin(base), site, request)
+    return SiteContext(normalized_origin(base), site, request)
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalized_origin(base_url: str) -> str:
+    """``base_url`` as one spelling per origin: scheme and host lower-cased,
+    an internationalised host in its ASCII (IDNA) form, a default port
+    (``:443`` for https, ``:80`` for http) dropped.
+
+    ``Host: WWW.EXAMPLE.COM:443`` and ``Host: www.example.com`` are one site:
+    the same URLs in the files and the same cache key, not a render each.
+    """
+    ascii_base = ascii_origin(base_url)
+    parts = urlsplit(ascii_base)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:  # an IPv6 literal keeps its brackets
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    netloc = host if port is None or port == _DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
+    if parts.username or parts.password:
+        return ascii_base
+    normalized = urlunsplit((scheme, netloc, parts.path, parts.query, parts.fragment))
+    return normalized.rstrip("/")
 
 
 def ascii_origin(base_url: str) -> str:
@@ -161,7 +189,8 @@ _STRAY_PERCENT_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 def to_uri(iri: str) -> str:
     """``iri`` as a URI: Django's ``iri_to_uri``, a ``%`` that starts no
-    escape encoded as ``%25``, and ``[`` and ``]`` encoded outside the host.
+    escape encoded as ``%25``, a ``#`` after the first as ``%23``, and ``[``
+    and ``]`` encoded outside the host.
     ``ValueError`` when ``iri`` has a lone surrogate.
 
     ``iri_to_uri`` keeps ``%`` (it may start an escape) and the brackets, but
@@ -176,6 +205,10 @@ def to_uri(iri: str) -> str:
         raise ValueError("has a lone surrogate, which no URL can hold") from None
     if "%" in uri:
         uri = _STRAY_PERCENT_RE.sub("%25", uri)
+    if uri.count("#") > 1:
+        # The first "#" starts the fragment; a fragment holds no other.
+        before, _, fragment = uri.partition("#")
+        uri = f"{before}#{fragment.replace('#', '%23')}"
     if "[" not in uri and "]" not in uri:
         return uri
     authority = _AUTHORITY_RE.match(uri)

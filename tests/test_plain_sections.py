@@ -91,6 +91,6 @@ def test_a_file_whose_every_row_is_refused_is_a_404(registry, settings, ext, cac
             return ["https://elsewhere.example/a/", "relative/b"]
 
     register(Refused)
-    response, body = fetch(f"/sitemap-refused-1.{ext}")
+    response, _ = fetch(f"/sitemap-refused-1.{ext}")
     assert response.status_code == 404
     assert "elsewhere.example" in caplog.text

@@ -86,12 +86,12 @@ class Extension:
 # Helpers shared by the extensions ------------------------------------------------
 
 #: A path that ``location.to_uri`` leaves unchanged (only URI characters, no
-#: bracket): already a URI, it needs no encoding or parsing.
-URI_PATH_RE = re.compile(r"/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#]|%[0-9A-Fa-f]{2})*")
+#: bracket, no fragment): already a URI, it needs no encoding or parsing.
+URI_PATH_RE = re.compile(r"/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*")
 #: An absolute http(s) URL made only of URI characters, with a host.
 _ABSOLUTE_URI_RE = re.compile(
     r"https?://[A-Za-z0-9.\-]+(?::[0-9]+)?"
-    r"(?:[/?#](?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#]|%[0-9A-Fa-f]{2})*)?"
+    r"(?:[/?](?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?"
 )
 #: A stored file name whose storage URL is the storage's prefix plus the name.
 _PLAIN_NAME_RE = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_\-./]*")
