@@ -35,6 +35,11 @@ logger = logging.getLogger("django_sitemaps_plus")
 
 _PENDING_ATTR = "_sitemaps_plus_pending"
 _deps_cache: tuple[tuple[int, ...], dict[type[models.Model], set[str]]] | None = None
+#: Sections whose models could not be found the last time (their items()
+#: failed): any save invalidates them until a lookup succeeds.
+_unresolved: set[str] = set()
+#: Sections whose failed lookup was already logged as a warning.
+_warned: set[str] = set()
 
 
 def _models_on_path(model: type[models.Model], path: str) -> list[type[models.Model]]:
@@ -77,8 +82,9 @@ def _queryset_models(queryset: Any) -> list[type[models.Model]]:
     return found
 
 
-def _section_models(section: Any) -> list[type[models.Model]]:
-    """Every model whose change may change ``section``'s files."""
+def _section_models(section: Any) -> tuple[list[type[models.Model]], bool]:
+    """Every model whose change may change ``section``'s files, and whether
+    that answer is complete (False when ``items()`` could not be evaluated)."""
     from django_sitemaps_plus.sections import ContribSection, ModelSection, call_with_site
 
     # Any section may name more models itself.
@@ -99,8 +105,19 @@ def _section_models(section: Any) -> list[type[models.Model]]:
                 items = call_with_site(section.items, None)
             found.extend(_queryset_models(items))
         except Exception:
-            logger.warning("Cannot tell which models %r depends on.", section, exc_info=True)
-    return found
+            name = section.get_name()
+            # Tables not migrated yet, a database hiccup: retried on the next
+            # save; warned once per section, not on every save meanwhile.
+            log = logger.debug if name in _warned else logger.warning
+            _warned.add(name)
+            log(
+                "Cannot tell which models sitemap section %r depends on yet; every save "
+                "invalidates it until its items() can be evaluated.",
+                name,
+                exc_info=True,
+            )
+            return found, False
+    return found, True
 
 
 def dependencies() -> dict[type[models.Model], set[str]]:
@@ -113,16 +130,26 @@ def dependencies() -> dict[type[models.Model], set[str]]:
     if _deps_cache is not None and _deps_cache[0] == stamp:
         return _deps_cache[1]
     deps: dict[type[models.Model], set[str]] = {}
+    unresolved: set[str] = set()
     for section in sections:
         name = section.get_name()
-        for target in _section_models(section):
+        found, complete = _section_models(section)
+        if not complete:
+            unresolved.add(name)
+        for target in found:
             deps.setdefault(target._meta.concrete_model or target, set()).add(name)
-    _deps_cache = (stamp, deps)
+    _unresolved.clear()
+    _unresolved.update(unresolved)
+    # An incomplete answer is never kept: the next save asks again.
+    if not unresolved:
+        _deps_cache = (stamp, deps)
+        _warned.clear()
     return deps
 
 
 def sections_for(model: type[models.Model]) -> set[str]:
-    return dependencies().get(model._meta.concrete_model or model, set())
+    found = dependencies().get(model._meta.concrete_model or model, set())
+    return found | _unresolved if _unresolved else found
 
 
 def invalidate_after_commit(names: Iterable[str], using: str | None = None) -> None:

@@ -293,6 +293,59 @@ class TestInvalidation:
         assert sections_for(Event) == {"manual"}
         assert sections_for(Comment) == set()
 
+    def test_a_failed_dependency_lookup_is_retried_not_kept(self, cached, registry, caplog):
+        from django.db import OperationalError
+
+        from django_sitemaps_plus.receivers import sections_for
+        from tests.testapp.models import Event
+
+        failing = [True]
+
+        class Flaky(Section):
+            name = "flaky"
+
+            def items(self):
+                if failing[0]:
+                    raise OperationalError("no such table: testapp_article")
+                return Article.objects.order_by("pk")
+
+        register(Flaky)
+        # While items() fails, every save invalidates the section (warned once).
+        assert sections_for(Event) == {"flaky"}
+        assert sections_for(Article) == {"flaky"}
+        assert caplog.text.count("Cannot tell which models") == 1
+        failing[0] = False
+        # Once it works, the real answer, kept from then on.
+        assert sections_for(Article) == {"flaky"}
+        assert sections_for(Event) == set()
+
+    def test_a_save_after_a_failed_lookup_invalidates(self, cached, registry):
+        from django.db import OperationalError
+
+        failing = [True]
+
+        class Flaky(Section):
+            name = "flaky"
+
+            def items(self):
+                if failing[0]:
+                    raise OperationalError("database hiccup")
+                return Article.objects.order_by("pk")
+
+            def location(self, item):
+                return f"/articles/{item.slug}/"
+
+        register(Flaky)
+        # This save's lookup fails (as when migrate ran earlier in the process).
+        Article.objects.create(title="a", slug="first")
+        failing[0] = False
+        assert locs(fetch("/sitemap-flaky-1.xml")[1]) == ["https://example.com/articles/first/"]
+        Article.objects.create(title="c", slug="second")
+        assert locs(fetch("/sitemap-flaky-1.xml")[1]) == [
+            "https://example.com/articles/first/",
+            "https://example.com/articles/second/",
+        ]
+
     def test_only_the_affected_section_is_invalidated(
         self, cached, counted, django_assert_num_queries
     ):
