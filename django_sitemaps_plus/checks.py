@@ -273,6 +273,49 @@ def check_cache_is_shared(
     return []
 
 
+#: Backends whose client waits forever on a frozen server unless told not to,
+#: and the OPTIONS keys that bound the wait (socket reads, connecting).
+_TIMEOUT_OPTIONS: dict[str, tuple[str, str]] = {
+    "django.core.cache.backends.redis.RedisCache": ("socket_timeout", "socket_connect_timeout"),
+    "django_redis.cache.RedisCache": ("SOCKET_TIMEOUT", "SOCKET_CONNECT_TIMEOUT"),
+    "django.core.cache.backends.memcached.PyMemcacheCache": ("timeout", "connect_timeout"),
+}
+
+
+@register(Tags.caches, deploy=True)
+def check_cache_timeouts(
+    app_configs: Sequence[Any] | None = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """W005 (``check --deploy``): a frozen cache server must not hang requests.
+
+    Without a socket timeout a Redis or Memcached client waits forever for a
+    server that stopped answering (paused, swapping, a network partition);
+    with one, the request takes the cache-down path and renders the file.
+    """
+    from django.conf import settings
+
+    if not conf.get("CACHE"):
+        return []
+    alias = conf.get("CACHE_ALIAS")
+    config = settings.CACHES.get(alias, {})
+    keys = _TIMEOUT_OPTIONS.get(str(config.get("BACKEND", "")))
+    if keys is None:
+        return []
+    options = config.get("OPTIONS") or {}
+    missing = [key for key in keys if options.get(key) is None]
+    if not missing:
+        return []
+    return [
+        Warning(
+            f"CACHES[{alias!r}] (the sitemap cache) sets no {' or '.join(missing)}: a cache "
+            "server that stops answering makes every sitemap request wait for it.",
+            hint=f"Set OPTIONS {{{', '.join(f'{k!r}: 1' for k in missing)}}} (seconds); a "
+            "timeout serves the file rendered without the cache (docs: deployment).",
+            id=f"{ID}.W005",
+        )
+    ]
+
+
 def _range_errors(
     where: str, value: Any, low: int, high: int, problem: str, hint: str, id: str
 ) -> list[CheckMessage]:

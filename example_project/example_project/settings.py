@@ -33,6 +33,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.mysql":
     DATABASES["default"].setdefault("OPTIONS", {})["charset"] = "utf8mb4"
 
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+# A cache server that stops answering must not hang requests: bound every wait
+# (check sitemaps_plus.W005; a timeout serves the sitemap rendered without it).
+_CACHE_TIMEOUTS = {
+    "django.core.cache.backends.redis.RedisCache": {
+        "socket_timeout": 1,
+        "socket_connect_timeout": 1,
+    },
+    "django.core.cache.backends.memcached.PyMemcacheCache": {"timeout": 1, "connect_timeout": 1},
+}
+for _key, _value in _CACHE_TIMEOUTS.get(CACHES["default"]["BACKEND"], {}).items():
+    CACHES["default"].setdefault("OPTIONS", {}).setdefault(_key, _value)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
