@@ -470,26 +470,16 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
         if response is not None:
             return response
 
-    # A miss. The cheap queries first: a 404, a HEAD or a matching
-    # If-Modified-Since needs no render.
-    prepared = source.prepare()
-    if request.method == "HEAD" or (
-        "HTTP_IF_MODIFIED_SINCE" in request.META and "HTTP_IF_NONE_MATCH" not in request.META
-    ):
-        last_modified = timestamp(prepared.lastmod)
-        if request.method == "HEAD" or (
-            last_modified is not None
-            and get_conditional_response(request, last_modified=last_modified) is not None
-        ):
-            return respond_uncached(request, prepared, source.content_type)
-
+    # A miss. The render lock comes before any query: while one request
+    # renders, the others wait for its file and cost the database nothing (a
+    # stampede of cold requests is one render's queries, index included).
     lock_key = where.lock_key
     token = _new_token()
     try:
         locked = cache.add(lock_key, token, timeout=conf.CACHE_LOCK_TIMEOUT)
     except Exception:
         logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)
-        return respond_uncached(request, prepared, source.content_type)
+        return respond_uncached(request, source.prepare(), source.content_type)
     if locked:
         # The lock may be free because a holder just stored the file and
         # released it after this request's lookup missed: serve that file.
@@ -508,13 +498,27 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
             response = _entry_response(request, waited[0], source.content_type, waited[1])
             if response is not None:
                 return response
-        logger.warning(
-            "Sitemap cache: another process holds the render lock of %s for over %ss; "
-            "rendering here too.",
-            request.path,
-            conf.CACHE_LOCK_WAIT,
-        )
+        # The holder gave up (a 404, an error) or is slow: answer here.
     try:
+        # The cheap queries: a 404, a HEAD or a matching If-Modified-Since
+        # needs no render.
+        prepared = source.prepare()
+        if request.method == "HEAD" or (
+            "HTTP_IF_MODIFIED_SINCE" in request.META and "HTTP_IF_NONE_MATCH" not in request.META
+        ):
+            last_modified = timestamp(prepared.lastmod)
+            if request.method == "HEAD" or (
+                last_modified is not None
+                and get_conditional_response(request, last_modified=last_modified) is not None
+            ):
+                return respond_uncached(request, prepared, source.content_type)
+        if not locked:
+            logger.warning(
+                "Sitemap cache: another process holds the render lock of %s for over %ss; "
+                "rendering here too.",
+                request.path,
+                conf.CACHE_LOCK_WAIT,
+            )
         entry, data = _render_and_store(cache, where, prepared, fingerprint)
     finally:
         if locked:

@@ -642,7 +642,8 @@ def test_round_trips_are_those_docs_caching_md_gives(cached, counted, monkeypatc
         assert response.status_code in (200, 304)
         return list(cache.calls)
 
-    assert len(trips("head")) == 1  # cold HEAD
+    # Cold HEAD: lookup, lock, the entry (stored meanwhile?), release: no render.
+    assert trips("head") == ["get_many", "add", "get", "get", "delete"]
     cold = trips("get")
     assert cold == ["get_many", "add", "get", "set_many", "set", "get", "delete"]
     etag = Client().get("/sitemap-counted-1.xml")["ETag"]
@@ -686,6 +687,66 @@ class TestLocking:
         assert both_waiting.is_set()
         assert statuses == [200, 200, 200]
         assert counted.renders == 1
+
+    @pytest.mark.django_db(transaction=True)
+    @pytest.mark.parametrize("path", ["/sitemap-held-1.xml", "/sitemap.xml"])
+    def test_waiters_cost_the_database_nothing(self, cached, registry, monkeypatch, path):
+        from django.db import connection
+
+        waiting = threading.Semaphore(0)
+        threads_count = 6
+        wait_for_entry = sitemap_cache._wait_for_entry
+
+        def counting_wait(*args):
+            waiting.release()
+            return wait_for_entry(*args)
+
+        def hold() -> None:
+            # The holder renders only once every other request is waiting.
+            for _ in range(threads_count - 1):
+                assert waiting.acquire(timeout=10)
+
+        class Held(ModelSection):
+            name = "held"
+
+            def index_pages(self, site):
+                hold()
+                return super().index_pages(site)
+
+            def page_info(self, number, site):
+                hold()
+                return super().page_info(number, site)
+
+        monkeypatch.setattr(sitemap_cache, "_wait_for_entry", counting_wait)
+        register(Article)(Held)
+        articles(5)
+        barrier = threading.Barrier(threads_count)
+        queries: list[int] = []
+        statuses: list[int] = []
+
+        def get() -> None:
+            ran = [0]
+
+            def count(execute, sql, params, many, context):
+                ran[0] += 1
+                return execute(sql, params, many, context)
+
+            barrier.wait()
+            with connection.execute_wrapper(count):
+                response = Client().get(path)
+            statuses.append(response.status_code)
+            queries.append(ran[0])
+            connection.close()
+
+        threads = [threading.Thread(target=get) for _ in range(threads_count)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        assert statuses == [200] * threads_count
+        # One request rendered; the others waited before any query.
+        assert sorted(queries)[:-1] == [0] * (threads_count - 1), queries
+        assert sorted(queries)[-1] > 0
 
     def test_holder_finishing_between_a_waiters_two_reads_is_not_taken_for_dead(
         self, cached, counted, monkeypatch
