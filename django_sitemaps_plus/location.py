@@ -127,9 +127,7 @@ def default_site_context(request: HttpRequest | None = None) -> SiteContext:
     base = conf.BASE_URL
     site: Any = None
     if not base and apps.is_installed("django.contrib.sites"):
-        from django.contrib.sites.shortcuts import get_current_site
-
-        site = get_current_site(request)
+        site = _current_site(request)
         base = f"{conf.PROTOCOL}://{site.domain}".rstrip("/")
     if not base:
         if request is None:
@@ -139,6 +137,86 @@ def default_site_context(request: HttpRequest | None = None) -> SiteContext:
             )
         base = f"{request.scheme}://{request.get_host()}"
     return SiteContext(normalized_origin(base), site, request)
+
+
+#: Sites (SITE_ID or host → pk, domain, name) this process has written to the
+#: sitemap cache, so each is written once (and again when it changes), not on
+#: every request.
+_remembered_sites: dict[str, tuple[Any, str, str]] = {}
+
+
+def _current_site(request: HttpRequest | None) -> Any:
+    """The Sites framework's current site, remembered in the sitemap cache.
+
+    ``get_current_site`` queries on a process's first request (and on every
+    one for a host-matched site after ``Site.objects.clear_cache()``). When
+    that query fails because the database is down, the site remembered in
+    the shared cache stands in, so warm files are still served (its cache
+    keys are the same: they use the site's primary key).
+    """
+    from django.conf import settings
+    from django.contrib.sites.models import Site
+    from django.contrib.sites.shortcuts import get_current_site
+    from django.db import DatabaseError
+
+    site_id = getattr(settings, "SITE_ID", None)
+    if site_id is not None:
+        key = f"id:{site_id}"
+    elif request is not None:
+        key = f"host:{request.get_host().lower()}"
+    else:
+        key = ""
+    try:
+        site = get_current_site(request)
+    except DatabaseError:
+        remembered = _remembered_site(key) if key else None
+        if remembered is None:
+            raise
+        pk, domain, name = remembered
+        return Site(pk=pk, domain=domain, name=name)
+    if (
+        key
+        and isinstance(site, Site)
+        and _remembered_sites.get(key)
+        != (
+            site.pk,
+            site.domain,
+            site.name,
+        )
+    ):
+        _remember_site(key, site)
+    return site
+
+
+def _site_cache_key(key: str) -> str:
+    return f"sitemaps_plus:site:{key}"
+
+
+def _remember_site(key: str, site: Any) -> None:
+    if not conf.CACHE:
+        return
+    from django_sitemaps_plus.cache import get_cache
+
+    value = (site.pk, site.domain, site.name)
+    try:
+        get_cache().set(_site_cache_key(key), value, timeout=None)
+    except Exception:
+        return  # the cache is down too: nothing to remember it in
+    _remembered_sites[key] = value
+
+
+def _remembered_site(key: str) -> tuple[Any, str, str] | None:
+    if not conf.CACHE:
+        return None
+    from django_sitemaps_plus.cache import get_cache
+
+    try:
+        value = get_cache().get(_site_cache_key(key))
+    except Exception:
+        return None
+    if isinstance(value, (list, tuple)) and len(value) == 3:
+        return (value[0], str(value[1]), str(value[2]))
+    return None
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
