@@ -9,6 +9,16 @@ them to a Django storage (``storage.get_build_storage``):
   never reads an index naming a missing or half-written file, and a build that
   fails or is killed leaves the previous set intact (the files it already
   replaced are complete, and the old index still names only existing files).
+- **One at a time.** A build holds a lock for its whole run (``build_lock``:
+  an exclusive ``flock`` on a lock file in a ``FileSystemStorage``, else a
+  lock in the sitemap cache, renewed as files are written); a second build
+  raises ``BuildRunning`` instead of interleaving its files with the first's.
+- **Index lastmods never lag.** Before any file is replaced, an index naming
+  only the files that exist already is written with each file's newer
+  lastmod, so a build killed between replacing files and writing the final
+  index leaves an index that does not under-state any file's lastmod.
+  Temporary files a killed build left (``.sitemap-*.tmp``) are removed by
+  the next build.
 - **Incremental.** A manifest (``sitemaps-manifest.json``) holds each file's
   SHA-256; a file whose new content hashes the same is not rewritten (nor
   compressed), unless its ``.gz`` copy is missing. After one row changes, only
@@ -23,16 +33,21 @@ index over several XML files.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
+import os
+import re
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import IO, Any
 
-from django.core.files.storage import Storage
+from django.core.files.storage import FileSystemStorage, Storage
 from django.urls import NoReverseMatch, reverse
 
 from django_sitemaps_plus import protocol, xml
@@ -53,6 +68,97 @@ logger = logging.getLogger("django_sitemaps_plus")
 
 MANIFEST_NAME = "sitemaps-manifest.json"
 INDEX_NAME = "sitemap.xml"
+LOCK_NAME = ".sitemaps-build.lock"
+#: Seconds a cache build lock lives without renewal (a killed build's lock
+#: expires); renewed each time a file is written.
+CACHE_LOCK_SECONDS = 600
+#: A temporary file of ``storage.write_atomic`` (``.<name>.<hex>.tmp``).
+_TEMP_FILE_RE = re.compile(r"\.sitemap.*\.[0-9a-f]{32}\.tmp")
+#: The files a build writes, for ``--force`` to find the ones no manifest lists.
+_BUILT_FILE_RE = re.compile(r"sitemap-[a-z0-9][a-z0-9_-]*-[1-9][0-9]*\.(xml|txt)")
+
+
+class BuildRunning(RuntimeError):
+    """Another build of the same storage holds the build lock."""
+
+
+@contextmanager
+def build_lock(storage: Storage, prefix: str) -> Iterator[Callable[[], None]]:
+    """Hold the build lock of ``storage``/``prefix``; yields a ``renew()``.
+
+    A ``FileSystemStorage`` is locked with ``flock`` on a file beside the
+    built files: the kernel frees it when the process dies, however it dies.
+    Other storages (S3...) are locked in the sitemap cache (``cache.add``),
+    with a timeout renewed as files are written, so a killed build's lock
+    expires; the cache must be shared by every machine that builds.
+    """
+    if isinstance(storage, FileSystemStorage):
+        import fcntl
+
+        path = storage.path(storage_name(LOCK_NAME, prefix))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "a+") as handle:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise BuildRunning(
+                    f"Another build_sitemaps is writing to {os.path.dirname(path)} "
+                    f"(it holds {path})."
+                ) from None
+            try:
+                yield lambda: None
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        return
+    from django_sitemaps_plus.cache import get_cache
+
+    cache = get_cache()
+    key = f"sitemaps_plus:build:{storage.__class__.__name__}:{storage_name('', prefix)}"
+    token = uuid.uuid4().hex
+    if not cache.add(key, token, timeout=CACHE_LOCK_SECONDS):
+        raise BuildRunning(
+            f"Another build_sitemaps is writing to this storage (cache lock {key!r}; it "
+            f"expires {CACHE_LOCK_SECONDS} s after its holder last wrote a file)."
+        )
+
+    def renew() -> None:
+        cache.touch(key, CACHE_LOCK_SECONDS)
+
+    try:
+        yield renew
+    finally:
+        if cache.get(key) == token:
+            cache.delete(key)
+
+
+def _remove_stale_temporaries(storage: Storage, prefix: str) -> list[str]:
+    """Delete the temporary files a killed build left (we hold the lock)."""
+    if not isinstance(storage, FileSystemStorage):
+        return []  # object stores publish uploads whole: no temporaries
+    directory = storage.path(storage_name("", prefix) or ".")
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    for name in names:
+        if _TEMP_FILE_RE.fullmatch(name):
+            os.unlink(os.path.join(directory, name))
+            removed.append(name)
+    if removed:
+        logger.warning("Removed %d temporary file(s) a killed build left.", len(removed))
+    return removed
+
+
+def _lastmod_value(text: str | None) -> dt.datetime | None:
+    if not text:
+        return None
+    try:
+        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+
 
 Progress = Callable[[int, int, str], None]
 
@@ -89,7 +195,13 @@ class _Writer:
     """Writes files that changed (by SHA-256 against the manifest), counts the rest."""
 
     def __init__(
-        self, storage: Storage, prefix: str, gzip: bool, old: dict[str, Any], result: BuildResult
+        self,
+        storage: Storage,
+        prefix: str,
+        gzip: bool,
+        old: dict[str, Any],
+        result: BuildResult,
+        renew: Callable[[], None] = lambda: None,
     ) -> None:
         self.storage = storage
         self.prefix = prefix
@@ -97,8 +209,10 @@ class _Writer:
         self.old = old
         self.new: dict[str, Any] = {}
         self.result = result
+        self.renew = renew
 
     def write(self, name: str, chunks: Iterable[bytes], **info: Any) -> None:
+        self.renew()
         measured = Measured(chunks)
         with tempfile.TemporaryFile() as spool:
             for chunk in measured:
@@ -141,6 +255,61 @@ class _Writer:
             self.storage.delete(path + ".gz")
 
 
+def _write_interim_index(
+    storage: Storage,
+    prefix: str,
+    gzip: bool,
+    site: SiteContext,
+    previous: dict[str, Any],
+    plan: list[tuple[Any, Any]],
+) -> bool:
+    """Before files are replaced: an index of the files that exist already,
+    each with the later of its old and new lastmod. Written only when some
+    lastmod moves forward; returns whether it was written.
+
+    A build killed after replacing some files then leaves an index whose
+    lastmods are never older than those files' (at worst newer than a file
+    not rewritten yet, which costs a crawler one needless fetch).
+    """
+    planned = {f"sitemap-{s.get_name()}-{p.number}.xml": p.lastmod for s, p in plan}
+    entries: list[str] = []
+    moved = False
+    for name in sorted(previous):
+        match = re.fullmatch(r"sitemap-(.+)-([1-9][0-9]*)\.xml", name)
+        info = previous[name]
+        if match is None or not isinstance(info, dict):
+            continue
+        old_text = info.get("lastmod")
+        old_value = _lastmod_value(old_text)
+        new_value = planned.get(name)
+        new_text = format_w3c(new_value) if new_value is not None else None
+        lastmod = old_text
+        if new_text and (old_value is None or (_lastmod_value(new_text) or old_value) > old_value):
+            lastmod, moved = new_text, True
+        loc = xml.escape(_file_loc(site, match[1], int(match[2]), "xml"))
+        entries.append(xml.sitemap_entry(loc, lastmod))
+    if not moved or not entries:
+        return False
+    path = storage_name(INDEX_NAME, prefix)
+    if gzip:
+        write_bytes(storage, path + ".gz", gzip_chunks(xml.stream_index(entries)))
+    write_bytes(storage, path, xml.stream_index(entries))
+    return True
+
+
+def _built_files(storage: Storage, prefix: str) -> set[str]:
+    """The built section files in the storage's build folder, manifest or not."""
+    try:
+        _, names = storage.listdir(storage_name("", prefix) or ".")
+    except (FileNotFoundError, NotImplementedError, OSError):
+        return set()
+    return {
+        name.removesuffix(".gz")
+        for name in names
+        if _BUILT_FILE_RE.fullmatch(name.removesuffix(".gz"))
+    }
+
+
 def _load_manifest(storage: Storage, prefix: str) -> dict[str, Any]:
     data = read_bytes(storage, storage_name(MANIFEST_NAME, prefix))
     if not data:
@@ -166,20 +335,48 @@ def build(
 ) -> BuildResult:
     """Write every registered section's files and the index to ``storage``.
 
-    ``force`` rewrites files whose content did not change. ``progress`` is
-    called as ``progress(done, total, name)`` after each file.
+    ``force`` rewrites files whose content did not change, and removes every
+    built file the new index does not list, whether a manifest names it or
+    not. ``progress`` is called as ``progress(done, total, name)`` after each
+    file. Raises ``BuildRunning`` when another build holds the lock.
     """
+    storage = storage if storage is not None else get_build_storage()
+    prefix = conf.BUILD_PREFIX if prefix is None else prefix
+    with build_lock(storage, prefix) as renew:
+        return _build(
+            storage,
+            site=site,
+            gzip=gzip,
+            text=text,
+            prefix=prefix,
+            force=force,
+            progress=progress,
+            renew=renew,
+        )
+
+
+def _build(
+    storage: Storage,
+    *,
+    site: SiteContext | None,
+    gzip: bool | None,
+    text: bool,
+    prefix: str,
+    force: bool,
+    progress: Progress | None,
+    renew: Callable[[], None],
+) -> BuildResult:
     from django_sitemaps_plus.registry import site as registry
     from django_sitemaps_plus.signals import sitemaps_built
 
     started = time.monotonic()
-    storage = storage if storage is not None else get_build_storage()
     site = site or site_context(None)
     gzip = conf.BUILD_GZIP if gzip is None else gzip
-    prefix = conf.BUILD_PREFIX if prefix is None else prefix
     result = BuildResult()
-    old = {} if force else _load_manifest(storage, prefix)
-    writer = _Writer(storage, prefix, gzip, old, result)
+    _remove_stale_temporaries(storage, prefix)
+    previous = _load_manifest(storage, prefix)
+    old = {} if force else dict(previous)
+    writer = _Writer(storage, prefix, gzip, old, result, renew)
 
     plan = [(section, page) for section in registry for page in section.index_pages(site)]
     if len(plan) > protocol.MAX_SITEMAPS_PER_INDEX:
@@ -188,6 +385,9 @@ def build(
             f"The index would list {len(plan):,} files; the protocol allows "
             f"{protocol.MAX_SITEMAPS_PER_INDEX:,}."
         )
+    if _write_interim_index(storage, prefix, gzip, site, previous, plan):
+        # The final index must be written even if it equals the old one.
+        old.pop(INDEX_NAME, None)
     total = len(plan) * (2 if text else 1) + 1
     done = 0
     entries: list[str] = []
@@ -234,7 +434,8 @@ def build(
         [json.dumps(manifest, indent=1, sort_keys=True).encode()],
     )
     # Removed last: the index on the storage no longer names these files.
-    for name in sorted(set(old) - set(writer.new)):
+    unlisted = set(previous) | (_built_files(storage, prefix) if force else set())
+    for name in sorted(unlisted - set(writer.new)):
         path = storage_name(name, prefix)
         for stale in (path, path + ".gz"):
             if storage.exists(stale):

@@ -11,7 +11,8 @@ terminal; ``--quiet`` prints nothing but errors (for cron).
 
 Exit codes: 0 success; 1 the build failed (database or storage error; the
 previous files are intact), or ``--from-urls`` rejected some lines (the
-files for the valid ones are written); 2 bad usage.
+files for the valid ones are written); 2 bad usage; 3 another build of the
+same storage is running (nothing was written: run it again later).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from django_sitemaps_plus.build import (
     BuildResult,
+    BuildRunning,
     UrlListError,
     build,
     generate_from_urls,
@@ -135,6 +137,8 @@ class Command(BaseCommand):
                 force=options["force"],
                 progress=progress,
             )
+        except BuildRunning as exc:
+            raise CommandError(f"{exc} Nothing was written.", returncode=3) from exc
         except (ValueError, OSError, ImproperlyConfigured) as exc:
             raise CommandError(f"Build failed, previous files left intact: {exc}") from exc
         except Exception as exc:
