@@ -506,7 +506,9 @@ def main(argv: list[str] | None = None) -> int:
     report = markdown(result)
     print(report)
     if not args.no_doc:
-        DOC.write_text(report)
+        from bench.bench_stampede import kept_block
+
+        DOC.write_text(report + kept_block())
     return 0
 
 
