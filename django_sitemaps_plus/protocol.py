@@ -50,6 +50,31 @@ CHANGEFREQ_VALUES: Final = frozenset(
 )
 MIN_PRIORITY: Final = 0.0
 MAX_PRIORITY: Final = 1.0
+#: Decimal places a written priority keeps (0.55 stays 0.55; a float's
+#: 0.30000000000000004 is written 0.3): enough for any ranking, and a bound
+#: on the bytes budgeted per URL.
+PRIORITY_PLACES: Final = 4
+
+
+def format_priority(value: object) -> str | None:
+    """``value`` as the text of ``<priority>``, as given (not rounded to one
+    place, as contrib does not), or None when it is not a number from 0.0 to
+    1.0 (the element is then left out)."""
+    from decimal import Decimal, InvalidOperation
+
+    if value is None or value == "" or isinstance(value, bool):
+        return None
+    try:
+        number = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return None
+    if not number.is_finite() or not MIN_PRIORITY <= number <= MAX_PRIORITY:
+        return None
+    if -number.as_tuple().exponent > PRIORITY_PLACES:  # type: ignore[operator]
+        number = number.quantize(Decimal(1).scaleb(-PRIORITY_PLACES)).normalize()
+    text = format(number, "f")
+    return text if "." in text else f"{text}.0"
+
 
 #: W3C Datetime (https://www.w3.org/TR/NOTE-datetime): YYYY, YYYY-MM,
 #: YYYY-MM-DD, or a date with hh:mm, hh:mm:ss or hh:mm:ss.s and a zone (Z or

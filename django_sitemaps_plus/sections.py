@@ -58,7 +58,9 @@ BATCH_ROWS = 2_000
 
 #: Bytes of a ``<url>`` entry besides its loc's text: the tags around loc, a
 #: full UTC datetime lastmod, the longest changefreq and priority "0.0"-"1.0".
-_URL_TAGS_BYTES = len(xml.url_entry("", "2000-01-01T00:00:00Z", "monthly", "0.5"))
+_URL_TAGS_BYTES = len(
+    xml.url_entry("", "2000-01-01T00:00:00Z", "monthly", "0." + "5" * protocol.PRIORITY_PLACES)
+)
 
 
 #: The fixed text of a plain entry with a lastmod, and the characters a loc escapes.
@@ -91,7 +93,7 @@ class _EntryWriter:
             "",
             None,
             changefreq,
-            None if priority in (None, "") else f"{Decimal(str(priority)):.1f}",
+            protocol.format_priority(priority),
         ).removeprefix("<url><loc></loc>")[: -len("</url>\n")]
         self.tail = self.meta + "</url>\n"
 

@@ -693,3 +693,47 @@ def test_a_plain_section_file_reads_items_and_lastmod_once(registry, ext):
     calls.clear()
     assert Client().get(f"/sitemap-pages-3.{ext}").status_code == 404
     assert Client().get(f"/sitemap-pages-2.{ext}").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("given", "written"),
+    [(0.55, "0.55"), (0.25, "0.25"), (1, "1.0"), (0, "0.0"), ("0.8", "0.8"), (0.123456, "0.1235")],
+)
+def test_priority_is_written_as_given(registry, given, written):
+    class Prioritised(Section):
+        name = "prioritised"
+
+        def items(self):
+            return ["/a/"]
+
+        def get_priority(self, item):
+            return given
+
+    register(Prioritised)
+    _, body = fetch("/sitemap-prioritised-1.xml")
+    assert f"<priority>{written}</priority>".encode() in body
+
+
+@pytest.mark.parametrize("given", [1.5, -0.1, "high", float("nan")])
+def test_priority_outside_the_protocol_is_left_out(registry, given):
+    class Prioritised(Section):
+        name = "prioritised"
+
+        def items(self):
+            return ["/a/"]
+
+        def get_priority(self, item):
+            return given
+
+    register(Prioritised)
+    response, body = fetch("/sitemap-prioritised-1.xml")
+    assert response.status_code == 200
+    assert b"<priority>" not in body
+
+
+def test_contrib_priority_is_not_rounded(registry):
+    articles(1)
+    register(GenericSitemap({"queryset": Article.objects.order_by("pk")}, priority=0.55))
+    (name,) = [s.get_name() for s in registry]
+    _, body = fetch(f"/sitemap-{name}-1.xml")
+    assert b"<priority>0.55</priority>" in body
