@@ -417,7 +417,7 @@ def _build(
             done += 1
             if progress:
                 progress(done, total, text_name)
-        loc = xml.escape(_file_loc(site, name, page.number, "xml"))
+        loc = xml.escape(_file_loc(section.own_site(site), name, page.number, "xml"))
         entries.append(xml.sitemap_entry(loc, format_w3c(page.lastmod)))
         result.urls += page.url_count
     if entries:

@@ -97,13 +97,19 @@ def _section_models(section: Any) -> tuple[list[type[models.Model]], bool]:
         found.extend(m for p in paths if LOOKUP_SEP in p for m in _models_on_path(model, p))
     else:
         # A plain section or a contrib sitemap whose items() is a queryset
-        # (GenericSitemap): its model and joins. Anything else needs
-        # ``invalidated_by``, ``invalidate()`` or the maximum age.
+        # (GenericSitemap): its model and joins; a list of model instances:
+        # their models. Anything else needs ``invalidated_by``,
+        # ``invalidate()`` or the maximum age.
         try:
             items = section.sitemap.items() if isinstance(section, ContribSection) else None
             if items is None:
                 items = call_with_site(section.items, None)
-            found.extend(_queryset_models(items))
+            if isinstance(items, models.QuerySet):
+                found.extend(_queryset_models(items))
+            else:
+                # A list of objects: their models (a list of URL names or
+                # paths depends on none; invalidated_by names more).
+                found.extend({type(item) for item in items if isinstance(item, models.Model)})
         except Exception:
             name = section.get_name()
             # Tables not migrated yet, a database hiccup: retried on the next

@@ -92,8 +92,9 @@ class SitemapRegistry:
         if isinstance(target, type) and issubclass(target, models.Model):
             return self._register_model(target, options)
         if _is_contrib_sitemap(target):
-            sitemap = target() if isinstance(target, type) else target
-            self.add(ContribSection(sitemap, **options))
+            # A class is made per request (as contrib's views do); an
+            # instance is shared.
+            self.add(ContribSection(target, **options))
             return target
         if isinstance(target, type) and issubclass(target, Section):
             if (

@@ -13,6 +13,7 @@ what one page's lastmod is (``page_info``), and the page's ``<url>`` entries
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import html
 import inspect
@@ -218,6 +219,9 @@ class Section:
     priority: float | Decimal | None = None
     #: Extension instances whose children each ``<url>`` carries.
     extensions: Sequence[Extension] = ()
+    #: More models whose saves and deletes invalidate this section's cached
+    #: files, beside those found from its queryset (docs/caching.md).
+    invalidated_by: Sequence[type[models.Model]] = ()
 
     def __init__(self, **options: Any) -> None:
         for key, value in options.items():
@@ -253,6 +257,11 @@ class Section:
             return self.name
         stem = type(self).__name__.removesuffix("Section").removesuffix("Sitemap")
         return slugify(stem) or "pages"
+
+    def own_site(self, site: SiteContext) -> SiteContext:
+        """The scheme and host this section's URLs (and its files in the
+        index) are on: the request's, unless the section names its own."""
+        return site
 
     def get_limit(self) -> int:
         return self.limit if self.limit is not None else conf.LIMIT
@@ -478,7 +487,7 @@ class Section:
             pages.append(
                 PageInfo(
                     len(pages) + 1,
-                    latest([self.lastmod(i) for i in chunk]),
+                    latest_of_all([self.lastmod(i) for i in chunk]),
                     len(chunk) * per_item,
                 )
             )
@@ -498,7 +507,7 @@ class Section:
         lastmods = [self.lastmod(item) for item in items]
         return PageInfo(
             number,
-            latest(lastmods),
+            latest_of_all(lastmods),
             len(items) * self.urls_per_item(),
             prepared=_PlainPage(items, lastmods),
         )
@@ -980,6 +989,68 @@ class ModelSection(Section):
         super()._drop(item, why)
 
 
+def latest_of_all(values: Sequence[LastmodValue]) -> LastmodValue:
+    """The newest of ``values``, or None when any is None (as contrib does).
+
+    A file whose URLs do not all have a lastmod has none: its newest date
+    would stay put when a URL without a date is added, and a conditional GET
+    would answer 304 for a file that changed.
+    """
+    if any(value is None for value in values):
+        return None
+    return latest(values)
+
+
+#: The stand-in location of an item whose ``location()`` raised.
+_BROKEN = "/sitemaps-plus-broken-item\x00/"
+
+
+class _ContribSite:
+    """The ``site`` contrib's ``get_urls()`` receives: what contrib's views
+    pass (the current ``Site``, or a ``RequestSite``), with the domain of the
+    response's URLs (``BASE_URL`` may name another host than the Site's).
+
+    ``domain`` is all contrib itself reads; any other attribute (``pk``,
+    ``name``, as django CMS's ``CMSSitemap`` reads) is the real site's,
+    looked up only when read.
+    """
+
+    def __init__(self, site: SiteContext) -> None:
+        self.domain = site.netloc
+        self._context = site
+        self._found: Any = None
+
+    def _site(self) -> Any:
+        if self._found is None:
+            from django.apps import apps
+
+            found = self._context.site
+            if found is None or not hasattr(found, "domain"):
+                request = self._context.request
+                if apps.is_installed("django.contrib.sites"):
+                    from django.contrib.sites.shortcuts import get_current_site
+
+                    found = get_current_site(request)
+                elif request is not None:
+                    from django.contrib.sites.requests import RequestSite
+
+                    found = RequestSite(request)
+                else:
+                    found = SimpleNamespace(domain=self.domain, name=self.domain)
+            self._found = found
+        return self._found
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._site(), name)
+
+    def __repr__(self) -> str:
+        return f"<site {self.domain}>"
+
+
+def _contrib_site(site: SiteContext) -> Any:
+    return _ContribSite(site)
+
+
 class ContribSection(Section):
     """An unchanged ``django.contrib.sitemaps.Sitemap``, served by this app.
 
@@ -991,14 +1062,65 @@ class ContribSection(Section):
 
     XHTML_PREFIX: ClassVar[str] = "xhtml"
 
-    def __init__(self, sitemap: Sitemap[Any], **options: Any) -> None:
+    def __init__(self, sitemap: Sitemap[Any] | type[Sitemap[Any]], **options: Any) -> None:
+        sitemap_class = sitemap if isinstance(sitemap, type) else type(sitemap)
+        named = getattr(sitemap_class, "invalidated_by", None)
+        if "invalidated_by" not in options and named:
+            options["invalidated_by"] = tuple(named)
         super().__init__(**options)
-        self.sitemap = sitemap
+        #: The registered class (made anew per request, as contrib's views
+        #: do), or None when an instance was registered (shared, as in contrib).
+        self.sitemap_class: type[Sitemap[Any]] | None = (
+            sitemap if isinstance(sitemap, type) else None
+        )
+        self._shared: Sitemap[Any] | None = None if isinstance(sitemap, type) else sitemap
+        self._outside_requests: Sitemap[Any] | None = None
+
+    @property
+    def sitemap(self) -> Sitemap[Any]:
+        """An instance for what does not vary per request (limit, i18n...)."""
+        return self.instance(None)
+
+    def instance(self, site: SiteContext | None) -> Sitemap[Any]:
+        """The sitemap for ``site``'s request: the registered instance, or the
+        registered class made once per request, as contrib's views do (with
+        the request when its ``__init__`` takes one, as Wagtail's does)."""
+        if self._shared is not None:
+            return self._shared
+        assert self.sitemap_class is not None
+        request = site.request if site is not None else None
+        if request is None:
+            if self._outside_requests is None:
+                self._outside_requests = self._make(None)
+            return self._outside_requests
+        made: dict[int, Sitemap[Any]] = request.__dict__.setdefault("_sitemaps_plus_contrib", {})
+        if id(self) not in made:
+            made[id(self)] = self._make(request)
+        return made[id(self)]
+
+    def _make(self, request: Any) -> Sitemap[Any]:
+        cls = self.sitemap_class
+        assert cls is not None
+        init = cls.__init__
+        if init is not object.__init__:
+            parameters = list(inspect.signature(init).parameters.values())[1:]
+            if any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters):
+                return cls(request)  # type: ignore[call-arg]
+        return cls()
 
     def get_name(self) -> str:
         if self.name:
             return self.name
-        return slugify(type(self.sitemap).__name__.removesuffix("Sitemap")) or "sitemap"
+        cls = self.sitemap_class or type(self._shared)
+        return slugify(cls.__name__.removesuffix("Sitemap")) or "sitemap"
+
+    def own_site(self, site: SiteContext) -> SiteContext:
+        """``site`` with the sitemap's own ``protocol`` when it sets one:
+        contrib writes its locations, and the index its files, with it."""
+        protocol = getattr(self.instance(site), "protocol", None)
+        if protocol and protocol != site.scheme:
+            return SiteContext(f"{protocol}://{site.netloc}", site.site, site.request)
+        return site
 
     def get_limit(self) -> int:
         return min(int(self.sitemap.limit), protocol.MAX_URLS_PER_FILE)
@@ -1017,12 +1139,34 @@ class ContribSection(Section):
         return {}
 
     def _urls(self, number: int, site: SiteContext) -> list[dict[str, Any]]:
-        # get_urls() reads only ``site.domain``.
-        fake_site: Any = SimpleNamespace(domain=site.netloc)
-        urls: list[dict[str, Any]] = self.sitemap.get_urls(
-            page=number, site=fake_site, protocol=site.scheme
+        """``get_urls()`` of page ``number``, without the items whose location
+        raised (each logged): one broken item never breaks the file or index."""
+        sitemap = copy.copy(self.instance(site))  # patched below: never the shared one
+        for name in ("location", "lastmod"):
+            method = getattr(sitemap, name, None)
+            if callable(method):
+                setattr(sitemap, name, self._tolerant(name, method))
+        urls: list[dict[str, Any]] = sitemap.get_urls(
+            page=number, site=_contrib_site(site), protocol=site.scheme
         )
-        return urls
+        return [u for u in urls if _BROKEN not in u["location"]]
+
+    def _tolerant(self, name: str, method: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def call(item: Any) -> Any:
+            try:
+                return method(item)
+            except Exception:
+                logger.warning(
+                    "Sitemap section %r: %s(%r) raised; that URL is left out.",
+                    self.get_name(),
+                    name,
+                    item,
+                    exc_info=True,
+                )
+                # A location no real URL has, filtered out after get_urls().
+                return _BROKEN if name == "location" else None
+
+        return call
 
     def _has_lastmod(self) -> bool:
         from django.contrib.sitemaps import GenericSitemap
@@ -1035,10 +1179,10 @@ class ContribSection(Section):
             return False  # its lastmod() is None for every item
         return getattr(self.sitemap, "lastmod", None) is not None
 
-    def _paginator(self) -> Paginator[Any]:
+    def _paginator(self, site: SiteContext) -> Paginator[Any]:
         """The sitemap's paginator, read once: contrib's ``paginator`` property
         builds a new one (and counts the items again) on every access."""
-        paginator: Paginator[Any] = self.sitemap.paginator
+        paginator: Paginator[Any] = self.instance(site).paginator
         return paginator
 
     @staticmethod
@@ -1048,29 +1192,35 @@ class ContribSection(Section):
         return int(page.end_index() - page.start_index() + 1)
 
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
+        site = self.own_site(site)
         pages = []
-        paginator = self._paginator()
+        paginator = self._paginator(site)
         num_pages = paginator.num_pages if paginator.count else 0
         for number in range(1, num_pages + 1):
             if self._has_lastmod():
                 urls = self._urls(number, site)
-                pages.append(PageInfo(number, latest([u["lastmod"] for u in urls]), len(urls)))
+                pages.append(
+                    PageInfo(number, latest_of_all([u["lastmod"] for u in urls]), len(urls))
+                )
             else:
                 pages.append(PageInfo(number, None, self._page_size(paginator, number)))
         return pages
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
-        paginator = self._paginator()
+        site = self.own_site(site)
+        paginator = self._paginator(site)
         if number < 1 or number > paginator.num_pages or not paginator.count:
             return None
         if not self._has_lastmod():
             return PageInfo(number, None, self._page_size(paginator, number))
         urls = self._urls(number, site)
-        return PageInfo(number, latest([u["lastmod"] for u in urls]), len(urls), prepared=urls)
+        lastmod = latest_of_all([u["lastmod"] for u in urls])
+        return PageInfo(number, lastmod, len(urls), prepared=urls)
 
     def page_entries(
         self, number: int, site: SiteContext, info: PageInfo | None = None
     ) -> Iterator[str]:
+        site = self.own_site(site)
         urls = info.prepared if info is not None and info.prepared is not None else None
         for url_info in urls if urls is not None else self._urls(number, site):
             item = url_info.get("item")

@@ -29,10 +29,10 @@ from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus import protocol, xml
 from django_sitemaps_plus.cache import Prepared, Source
 from django_sitemaps_plus.conf import conf
-from django_sitemaps_plus.lastmod import format_w3c, latest
+from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import SiteContext, site_context
 from django_sitemaps_plus.registry import site as registry
-from django_sitemaps_plus.sections import PageInfo, Section
+from django_sitemaps_plus.sections import PageInfo, Section, latest_of_all
 
 logger = logging.getLogger("django_sitemaps_plus")
 
@@ -147,8 +147,10 @@ def index(request: HttpRequest) -> HttpResponseBase:
         expiries: list[dt.datetime | None] = []
         for section, pages in all_pages():
             name = section.get_name()
+            # A contrib sitemap's own protocol names its files too, as in contrib.
+            own = section.own_site(site)
             for page in pages:
-                loc = xml.escape(file_url(request, site, name, page.number, "xml"))
+                loc = xml.escape(file_url(request, own, name, page.number, "xml"))
                 entries.append(xml.sitemap_entry(loc, format_w3c(page.lastmod)))
                 lastmods.append(page.lastmod)
                 expiries.append(section.page_expires_at(page, site))
@@ -163,7 +165,11 @@ def index(request: HttpRequest) -> HttpResponseBase:
                 protocol.MAX_SITEMAPS_PER_INDEX,
             )
             entries = entries[: protocol.MAX_SITEMAPS_PER_INDEX]
-        return Prepared(latest(lastmods), lambda: xml.stream_index(entries), _earliest(expiries))
+        # Any file without a lastmod: none for the index (a new such file
+        # must not be hidden by a 304).
+        return Prepared(
+            latest_of_all(lastmods), lambda: xml.stream_index(entries), _earliest(expiries)
+        )
 
     source = _all_sections_source(sections, XML_CONTENT_TYPE, prepare, all_pages)
     return _serve(request, site, source, "sitemap.xml")
@@ -242,7 +248,7 @@ def text(request: HttpRequest) -> HttpResponseBase:
                 yield from xml.stream_text(section_.page_locations(page.number, site, page))
 
         return Prepared(
-            latest([p.lastmod for _, p in pages]),
+            latest_of_all([p.lastmod for _, p in pages]),
             body,
             _earliest(s.page_expires_at(p, site) for s, p in pages),
         )

@@ -238,7 +238,7 @@ class PageSection(ModelSection):
         return i18n_enabled() if self.hreflang is None else bool(self.hreflang)
 
     @property
-    def invalidated_by(self) -> list[type[models.Model]]:
+    def invalidated_by(self) -> list[type[models.Model]]:  # type: ignore[override]
         """Every page type (saves are sent by the specific class), view
         restrictions, sites and locales: the receivers' dependencies."""
         from wagtail.models import Locale, PageViewRestriction, Site, get_page_models
