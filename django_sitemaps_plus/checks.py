@@ -273,6 +273,51 @@ def check_cache_is_shared(
     return []
 
 
+@register(Tags.urls)
+def check_contrib_templates(
+    app_configs: Sequence[Any] | None = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """W006: a contrib sitemap view given ``template_name`` in the URLconf.
+
+    Contrib renders its sitemaps through a template; this app writes XML
+    itself and has no template to honour, so a site migrating would lose its
+    customisation without a word.
+    """
+    from django.contrib.sitemaps import views as contrib_views
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    found: list[CheckMessage] = []
+    names = {contrib_views.index: "index", contrib_views.sitemap: "sitemap"}
+
+    def walk(patterns: Any, prefix: str) -> None:
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                walk(pattern.url_patterns, prefix + str(pattern.pattern))
+            elif isinstance(pattern, URLPattern) and pattern.callback in names:
+                template = pattern.default_args.get("template_name")
+                if template:
+                    found.append(
+                        Warning(
+                            f"The URL pattern '{prefix}{pattern.pattern}' passes "
+                            f"template_name={template!r} to django.contrib.sitemaps' "
+                            f"{names[pattern.callback]} view: django-sitemaps-plus writes its "
+                            "sitemaps itself and uses no template, so that customisation "
+                            "does not carry over to the files it serves.",
+                            hint="Move what the template adds to a Section (changefreq, "
+                            "priority, extensions such as Images or Hreflang), then route "
+                            "the URL through include('django_sitemaps_plus.urls') "
+                            "(docs/migration.md).",
+                            id=f"{ID}.W006",
+                        )
+                    )
+
+    try:
+        walk(get_resolver().url_patterns, "")
+    except Exception:  # a broken URLconf is reported by Django's own checks
+        return []
+    return found
+
+
 #: Backends whose client waits forever on a frozen server unless told not to,
 #: and the OPTIONS keys that bound the wait (socket reads, connecting).
 _TIMEOUT_OPTIONS: dict[str, tuple[str, str]] = {

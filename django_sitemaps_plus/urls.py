@@ -34,6 +34,21 @@ class SectionConverter(StringConverter):
     regex = "[a-z0-9][a-z0-9_-]*?"
 
 
+class RegisteredSectionConverter(StringConverter):
+    """The name of a registered section, and nothing else: contrib's old
+    file URLs (``/sitemap-<section>.xml``) match only for real sections, so
+    the project's other ``sitemap-*.xml`` URLs are not shadowed."""
+
+    regex = SectionConverter.regex
+
+    def to_python(self, value: str) -> str:
+        from django_sitemaps_plus.registry import site
+
+        if value not in site:
+            raise ValueError("not a registered section")
+        return value
+
+
 class IndexNowKeyConverter(StringConverter):
     """The configured IndexNow key, and nothing else.
 
@@ -73,6 +88,7 @@ class SwitchedURLPattern(URLPattern):
 register_converter(PageConverter, "sitemap_page")
 register_converter(SectionConverter, "sitemap_section")
 register_converter(IndexNowKeyConverter, "indexnow_key")
+register_converter(RegisteredSectionConverter, "sitemap_registered_section")
 
 urlpatterns = [
     path("sitemap.xml", views.index, name="index"),
@@ -86,6 +102,13 @@ urlpatterns = [
         "sitemap-<sitemap_section:section>-<sitemap_page:page>.txt",
         views.section_txt,
         name="section_txt",
+    ),
+    # django.contrib.sitemaps' file URLs (?p=N for later pages): 301 to ours,
+    # so sitemaps already submitted to search engines keep working.
+    path(
+        "sitemap-<sitemap_registered_section:section>.xml",
+        views.legacy_section,
+        name="legacy_section",
     ),
     # Only with SITEMAPS_PLUS["ROBOTS_TXT"] on; otherwise the project's own.
     SwitchedURLPattern(

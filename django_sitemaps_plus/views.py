@@ -22,7 +22,13 @@ from itertools import chain
 from typing import Any, TypeVar
 
 from django.db import DatabaseError
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    HttpResponsePermanentRedirect,
+)
 from django.urls import reverse
 
 from django_sitemaps_plus import cache as sitemap_cache
@@ -255,6 +261,20 @@ def text(request: HttpRequest) -> HttpResponseBase:
 
     source = _all_sections_source(sections, TEXT_CONTENT_TYPE, prepare, all_pages)
     return _serve(request, site, source, "sitemap.txt")
+
+
+def legacy_section(request: HttpRequest, section: str) -> HttpResponseBase:
+    """``/sitemap-<section>.xml?p=N``, django.contrib.sitemaps' file URL: a
+    permanent redirect to ``/sitemap-<section>-<N>.xml``.
+
+    Sitemaps submitted to Search Console and named in robots.txt while the
+    site used contrib keep working after the migration (docs/migration.md).
+    """
+    page = request.GET.get("p", "1")
+    if not page.isdigit() or int(page) < 1:
+        raise Http404("No such sitemap page.")
+    target = reverse(_url_name(request, "section"), kwargs={"section": section, "page": int(page)})
+    return HttpResponsePermanentRedirect(target)
 
 
 def robots_sitemap_line(request: HttpRequest | None = None) -> str:

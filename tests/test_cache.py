@@ -434,7 +434,7 @@ class TestInvalidation:
         time.sleep(1.2)
         again = Client().get("/sitemap-articles-1.xml", HTTP_IF_NONE_MATCH=first["ETag"])
         assert again.status_code == 200
-        assert b"aged" in b"".join(again.streaming_content)
+        assert b"aged" in again.content  # a small cached file: a plain response
 
     def test_evicted_chunks_are_rendered_again(self, cached, counted):
         Client().get("/sitemap-counted-1.xml")
@@ -504,7 +504,7 @@ class TestSites:
         a = Client().get("/sitemap-counted-1.xml", HTTP_HOST="a.example")
         b = Client().get("/sitemap-counted-1.xml", HTTP_HOST="b.example")
         s = Client().get("/sitemap-counted-1.xml", HTTP_HOST="a.example", secure=True)
-        bodies = [b"".join(r.streaming_content) for r in (a, b, s)]
+        bodies = [r.content for r in (a, b, s)]
         assert b"http://a.example/" in bodies[0]
         assert b"http://b.example/" in bodies[1]
         assert b"https://a.example/" in bodies[2]
@@ -512,10 +512,18 @@ class TestSites:
 
 
 class TestHttp:
+    def test_large_cached_files_stream_small_ones_do_not(self, cached, counted, monkeypatch):
+        small = Client().get("/sitemap-counted-1.xml")
+        assert not small.streaming
+        monkeypatch.setattr(sitemap_cache, "IN_MEMORY_BYTES", 10)
+        large = Client().get("/sitemap-counted-1.xml")
+        assert large.streaming
+        assert b"".join(large.streaming_content) == small.content
+
     def test_gzip_for_clients_that_accept_it(self, cached, counted):
         plain = Client().get("/sitemap-counted-1.xml")
         zipped = Client().get("/sitemap-counted-1.xml", HTTP_ACCEPT_ENCODING="gzip, br")
-        plain_body = b"".join(plain.streaming_content)
+        plain_body = plain.content  # small: a plain response, as contrib's
         assert "Content-Encoding" not in plain
         assert zipped["Content-Encoding"] == "gzip"
         assert plain["Vary"] == zipped["Vary"] == "Accept-Encoding"

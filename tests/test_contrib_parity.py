@@ -436,3 +436,60 @@ def test_a_list_of_objects_is_invalidated_by_their_model(parity, settings):
     assert len(entries(fetch("/sitemap-listed-1.xml")[1])) == 2
     Article.objects.create(title="new", slug="new")
     assert len(entries(fetch("/sitemap-listed-1.xml")[1])) == 3
+
+
+# Migrating: old URLs, URL names, templates, tests --------------------------------
+
+
+@pytest.mark.urls("tests.legacy_urls")
+def test_contrib_urls_redirect(parity):
+    register(PagedSitemap, name="paged")
+    first = Client().get("/sitemap-paged.xml")
+    assert first.status_code == 301
+    assert first["Location"] == "/sitemap-paged-1.xml"
+    third = Client().get("/sitemap-paged.xml?p=3")
+    assert third.status_code == 301
+    assert third["Location"] == "/sitemap-paged-3.xml"
+    assert Client().get("/sitemap-paged.xml?p=x").status_code == 404
+    # Only registered sections: other sitemap-*.xml URLs are not shadowed.
+    assert Client().get("/sitemap-unknown.xml").status_code == 404
+
+
+@pytest.mark.urls("tests.legacy_urls")
+def test_contrib_url_names_keep_reversing(parity):
+    register(PagedSitemap, name="paged")
+    assert reverse("django.contrib.sitemaps.views.index") == "/sitemap.xml"
+    old = reverse("django.contrib.sitemaps.views.sitemap", kwargs={"section": "paged"})
+    assert old == "/sitemap-paged.xml"
+    assert Client().get(old)["Location"] == "/sitemap-paged-1.xml"
+
+
+@pytest.mark.urls("tests.legacy_urls")
+def test_w006_template_name_given_to_a_contrib_view(parity):
+    from django_sitemaps_plus.checks import check_contrib_templates
+
+    (warning,) = check_contrib_templates()
+    assert warning.id == "sitemaps_plus.W006"
+    assert "custom_sitemap_index.xml" in warning.msg
+
+
+def test_w006_quiet_without_templates(parity):
+    from django_sitemaps_plus.checks import check_contrib_templates
+
+    assert check_contrib_templates() == []
+
+
+def test_a_small_cached_file_reads_as_content_as_with_contrib(parity, settings):
+    from django_sitemaps_plus.testing import response_bytes
+
+    settings.SITEMAPS_PLUS = {"CACHE": True, "PROTOCOL": "http"}
+    register(SimpleSitemap, name="simple")
+    response = Client().get("/sitemap-simple-1.xml")
+    assert b"/location/" in response.content  # as a contrib site's own tests read it
+    assert response_bytes(response) == response.content
+    zipped = Client().get("/sitemap-simple-1.xml", HTTP_ACCEPT_ENCODING="gzip")
+    assert response_bytes(zipped) == response.content
+    settings.SITEMAPS_PLUS = {"CACHE": False, "PROTOCOL": "http"}
+    streamed = Client().get("/sitemap-simple-1.xml")
+    assert streamed.streaming
+    assert response_bytes(streamed) == response.content

@@ -108,7 +108,7 @@ class TestSectionPage:
             "/sitemap-articles-01.xml",
             "/sitemap-articles-x.xml",
             "/sitemap-nosuch-1.xml",
-            "/sitemap-articles.xml",
+            "/sitemap-nosuch.xml",  # contrib's file URL, of no registered section
         ],
     )
     def test_missing_or_malformed_page_is_404(self, registry, url):
