@@ -18,7 +18,7 @@ project's test data. Deliberate differences, each asserted where it shows:
   section's latest for every file); a file without lastmod on every URL has
   none in either;
 - an empty section has no file and an empty site a 404 index (contrib: an
-  empty ``urlset``, invalid against sitemap.xsd);
+  empty ``urlset``, invalid against sitemap.xsd): ``test_an_empty_section_has_no_file``;
 - locations are URIs (IRIs percent-encoded), as the protocol requires.
 """
 
@@ -493,3 +493,53 @@ def test_a_small_cached_file_reads_as_content_as_with_contrib(parity, settings):
     streamed = Client().get("/sitemap-simple-1.xml")
     assert streamed.streaming
     assert response_bytes(streamed) == response.content
+
+
+class EmptySitemap(Sitemap):  # type: ignore[type-arg]
+    def items(self) -> list[Any]:
+        return []
+
+
+class NoItemsCallableLastmodSitemap(EmptySitemap):
+    def lastmod(self, item: Any) -> Any:
+        return FIXED
+
+
+@pytest.mark.parametrize("sitemap", [EmptySitemap, NoItemsCallableLastmodSitemap])
+def test_an_empty_section_has_no_file(parity, sitemap):
+    # Deliberate: contrib serves an empty urlset (invalid against sitemap.xsd).
+    serve_both("empty", sitemap)
+    their_response, their_body = fetch("/contrib/sitemap-empty.xml")
+    assert their_response.status_code == 200 and entries(their_body) == []
+    assert Client().get("/sitemap-empty-1.xml").status_code == 404
+    assert Client().get("/sitemap.xml").status_code == 404
+
+
+def test_each_file_gets_its_own_lastmod_in_the_index(parity):
+    # Deliberate: contrib gives every file of a section the section's latest.
+    serve_both("callable-full", CallableLastmodFullSitemap)
+    CallableLastmodFullSitemap.limit = 1  # one URL per file, in both
+    try:
+        ours = index_lastmods(fetch("/sitemap.xml")[1])
+        theirs = index_lastmods(fetch("/contrib/sitemap.xml")[1])
+    finally:
+        del CallableLastmodFullSitemap.limit
+    assert len(ours) == len(theirs) == 2
+    assert theirs[0] == theirs[1]
+    assert ours[0] < ours[1]
+
+
+def test_without_the_sites_framework_a_request_site(parity, settings):
+    settings.INSTALLED_APPS = [a for a in settings.INSTALLED_APPS if a != "django.contrib.sites"]
+    read: list[Any] = []
+
+    class ReadsSite(SimpleSitemap):
+        def get_urls(self, page: Any = 1, site: Any = None, protocol: Any = None) -> Any:
+            read.append(site.name)
+            return super().get_urls(page=page, site=site, protocol=protocol)
+
+    serve_both("reads-site", ReadsSite)
+    their = entries(fetch("/contrib/sitemap-reads-site.xml", HTTP_HOST="testserver")[1])
+    ours = entries(fetch("/sitemap-reads-site-1.xml", HTTP_HOST="testserver")[1], dates=True)
+    assert ours == their
+    assert read == ["testserver", "testserver"]  # RequestSite.name is the host, in both
