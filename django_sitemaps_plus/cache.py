@@ -38,7 +38,7 @@ import re
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -410,12 +410,52 @@ def _entry_response(
             response["Content-Length"] = str(entry.size)
         else:
             # Decompressed as it is sent: memory follows the compressed size.
-            response = StreamingHttpResponse(_gunzip(data), content_type=content_type)
+            response = streaming_response(request, _gunzip(data), content_type)
             response["Content-Length"] = str(entry.size)
     response["ETag"] = etag
     if conf.GZIP:
         response["Vary"] = "Accept-Encoding"
     return finish(response, entry.last_modified)
+
+
+def streaming_response(
+    request: HttpRequest, chunks: Iterator[bytes], content_type: str
+) -> StreamingHttpResponse:
+    """A response sending ``chunks`` as they are produced, under WSGI and ASGI.
+
+    Under ASGI a synchronous iterator would be collected whole before the
+    first byte is sent (Django warns); there each chunk is produced in the
+    request's sync thread (``thread_sensitive``: the database connection the
+    view used) and awaited, so the event loop never blocks and memory stays
+    flat. Under WSGI the iterator is sent as it is.
+    """
+    from django.core.handlers.asgi import ASGIRequest
+
+    if isinstance(request, ASGIRequest):
+        return StreamingHttpResponse(_in_thread(chunks), content_type=content_type)
+    return StreamingHttpResponse(chunks, content_type=content_type)
+
+
+def _next_chunk(iterator: Iterator[bytes]) -> bytes | None:
+    return next(iterator, None)
+
+
+async def _in_thread(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+    from asgiref.sync import sync_to_async
+
+    iterator = iter(chunks)
+    step = sync_to_async(_next_chunk, thread_sensitive=True)
+    try:
+        while True:
+            chunk = await step(iterator)
+            if chunk is None:
+                return
+            yield chunk
+    finally:
+        close = getattr(iterator, "close", None)
+        if close is not None:
+            # Runs the generator's cleanup (logging, releases) in its thread.
+            await sync_to_async(close, thread_sensitive=True)()
 
 
 def respond_uncached(
@@ -427,7 +467,7 @@ def respond_uncached(
         request,
         last_modified,
         content_type,
-        lambda: StreamingHttpResponse(prepared.body(), content_type=content_type),
+        lambda: streaming_response(request, prepared.body(), content_type),
     )
     return finish(response, last_modified)
 

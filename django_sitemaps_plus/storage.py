@@ -18,10 +18,11 @@ Replacing a file never shows a reader a half-written one:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import IO
 
 from django.core.exceptions import ImproperlyConfigured
@@ -113,9 +114,24 @@ def read_bytes(storage: Storage, name: str) -> bytes | None:
     return data if isinstance(data, bytes) else str(data).encode()
 
 
+def _read_chunks(handle: IO[bytes]) -> Iterator[bytes]:
+    try:
+        while chunk := handle.read(COPY_CHUNK):
+            yield chunk
+    finally:
+        handle.close()
+
+
 def serve_built(request: HttpRequest, name: str, content_type: str) -> HttpResponseBase:
     """A built file, streamed from the storage or by redirect to its URL."""
-    from django_sitemaps_plus.cache import accepts_gzip, finish, respond_conditionally
+    from django.core.handlers.asgi import ASGIRequest
+
+    from django_sitemaps_plus.cache import (
+        accepts_gzip,
+        finish,
+        respond_conditionally,
+        streaming_response,
+    )
 
     storage = get_build_storage()
     path = storage_name(name)
@@ -138,7 +154,14 @@ def serve_built(request: HttpRequest, name: str, content_type: str) -> HttpRespo
             handle = storage.open(chosen, "rb")
         except (FileNotFoundError, OSError):
             raise Http404("No such sitemap file.") from None
-        file_response = FileResponse(handle, content_type=content_type)
+        file_response: HttpResponseBase
+        if isinstance(request, ASGIRequest):
+            # FileResponse's file iterator is synchronous: read in a thread.
+            file_response = streaming_response(request, _read_chunks(handle), content_type)
+            with contextlib.suppress(NotImplementedError, OSError):
+                file_response["Content-Length"] = str(storage.size(chosen))
+        else:
+            file_response = FileResponse(handle, content_type=content_type)
         if gzip:
             file_response["Content-Encoding"] = "gzip"
         return file_response

@@ -29,7 +29,7 @@ from django_sitemaps_plus.registry import site
 from tests.i18napp.models import NewsItem
 from tests.i18napp.xmlcheck import NS, assert_valid
 from tests.testapp.models import Article
-from tests.utils import fetch
+from tests.utils import fetch, locs
 
 FORBIDDEN = ["\x00", "\x01", "\x07", "\x08", "\x0b", "\x0c", "\x0e", "\x1f", "\ufffe", "\uffff"]
 
@@ -198,7 +198,10 @@ class ServedFilesTests(TestCase):
         site.register(Slugs)
         Article.objects.all().delete()
         Article.objects.create(title="t", slug=f"s{slug}")
-        _, body = fetch("/sitemap-slugs-1.xml")
+        # The file holding the row: pages follow primary keys, which keep
+        # counting across examples on MariaDB and PostgreSQL.
+        (loc,) = locs(fetch("/sitemap.xml")[1])
+        _, body = fetch(loc.removeprefix("https://example.com"))
         root = well_formed(body)
         assert len(root.findall("sm:url", NS)) == 1
 

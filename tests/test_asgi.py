@@ -1,0 +1,254 @@
+"""Serving under ASGI: streamed with asynchronous iterators, never buffered,
+with the same bytes and headers as under WSGI.
+
+Handler level: every behaviour through Django's test ``Client`` (WSGI) and
+``AsyncClient`` (ASGI), compared. Server level: a real uvicorn (and hypercorn)
+started on a free port, on a SQLite file seeded by the test.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.db import OperationalError, connection
+from django.test import AsyncClient, Client
+
+from django_sitemaps_plus import cache as sitemap_cache
+from django_sitemaps_plus import register
+from tests.testapp.models import Article
+from tests.utils import articles, at
+
+pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parents[1]
+SYNC_ITERATOR_WARNING = "must consume synchronous iterators"
+
+
+async def _body(response: Any) -> bytes:
+    if response.streaming:
+        if response.is_async:
+            return b"".join([chunk async for chunk in response.streaming_content])
+        return b"".join(response.streaming_content)
+    return bytes(response.content)
+
+
+def asgi_get(path: str, **headers: str) -> tuple[Any, bytes]:
+    """GET through Django's ASGI handler; no warning may be raised.
+
+    ``headers`` as for the test Client (``HTTP_ACCEPT_ENCODING="gzip"``).
+    """
+    named = {key.removeprefix("HTTP_").replace("_", "-"): value for key, value in headers.items()}
+
+    async def run() -> tuple[Any, bytes]:
+        response = await AsyncClient().get(path, headers=named)
+        return response, await _body(response)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        response, body = async_to_sync(run)()
+    assert not [w for w in caught if SYNC_ITERATOR_WARNING in str(w.message)]
+    return response, body
+
+
+def wsgi_get(path: str, **headers: str) -> tuple[Any, bytes]:
+    response = Client().get(path, **headers)
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    return response, body
+
+
+@pytest.fixture
+def section(registry, settings):
+    register(Article, lastmod_fields=["updated_at"])
+    articles(50, updated_at=at(1))
+
+
+@pytest.mark.parametrize("cache", [False, True])
+@pytest.mark.parametrize("path", ["/sitemap-articles-1.xml", "/sitemap.xml"])
+def test_same_bytes_and_headers_under_both_handlers(section, settings, cache, path):
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": cache}
+    ours_wsgi, body_wsgi = wsgi_get(path)
+    ours_asgi, body_asgi = asgi_get(path)
+    assert ours_asgi.status_code == ours_wsgi.status_code == 200
+    assert body_asgi == body_wsgi
+    for header in ("Content-Type", "Last-Modified", "ETag", "X-Robots-Tag", "Vary"):
+        assert ours_asgi.get(header) == ours_wsgi.get(header), header
+
+
+def test_an_uncached_file_streams_asynchronously(section, settings):
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": False}
+    response, body = asgi_get("/sitemap-articles-1.xml")
+    assert response.streaming and response.is_async
+    assert body.count(b"<url>") == 50
+
+
+def test_a_large_cached_file_streams_asynchronously(section, settings, monkeypatch):
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
+    monkeypatch.setattr(sitemap_cache, "IN_MEMORY_BYTES", 10)
+    wsgi_get("/sitemap-articles-1.xml")  # stored
+    response, body = asgi_get("/sitemap-articles-1.xml")
+    assert response.streaming and response.is_async
+    assert body.count(b"<url>") == 50
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_conditional_get_head_and_gzip(section, settings, cache):
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": cache}
+    first, plain = asgi_get("/sitemap-articles-1.xml")
+    since = first["Last-Modified"]
+    assert asgi_get("/sitemap-articles-1.xml", HTTP_IF_MODIFIED_SINCE=since)[0].status_code == 304
+    head = async_to_sync(AsyncClient().head)("/sitemap-articles-1.xml")
+    assert head.status_code == 200 and head.content == b""
+    zipped, data = asgi_get("/sitemap-articles-1.xml", HTTP_ACCEPT_ENCODING="gzip")
+    if cache:
+        assert zipped["Content-Encoding"] == "gzip"
+        assert gzip.decompress(data) == plain
+        etag = zipped["ETag"]
+        again = asgi_get(
+            "/sitemap-articles-1.xml", HTTP_ACCEPT_ENCODING="gzip", HTTP_IF_NONE_MATCH=etag
+        )[0]
+        assert again.status_code == 304
+    else:
+        assert data == plain
+
+
+def test_database_down_is_a_503(section, settings):
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": False}
+
+    def refuse(execute, sql, params, many, context):
+        raise OperationalError("could not connect to server")
+
+    with connection.execute_wrapper(refuse):
+        response, _ = asgi_get("/sitemap-articles-1.xml")
+    assert response.status_code == 503
+    assert response["Retry-After"]
+
+
+def test_cache_down_falls_back_to_rendering(section, settings, monkeypatch):
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
+
+    def down() -> Any:
+        raise ConnectionError("cache unreachable")
+
+    monkeypatch.setattr(sitemap_cache, "get_cache", down)
+    response, body = asgi_get("/sitemap-articles-1.xml")
+    assert response.status_code == 200
+    assert body.count(b"<url>") == 50
+
+
+# A real server -----------------------------------------------------------------
+
+SEED = textwrap.dedent(
+    """
+    import os, sys
+    import django
+    os.environ["DJANGO_SETTINGS_MODULE"] = "tests.settings"
+    django.setup()
+    from django.core.management import call_command
+    from tests.testapp.models import Article
+
+    call_command("migrate", verbosity=0)
+    Article.objects.bulk_create(
+        Article(title=f"t{i}", slug=f"article-{i}") for i in range(int(sys.argv[1]))
+    )
+    """
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def server(command: list[str], database: Path) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{database}",
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "PYTHONPATH": str(ROOT),
+        "SITEMAPS_TEST_REGISTER": "articles",
+    }
+    env.pop("CACHE_URL", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", *[part.format(port=port) for part in command]],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    out = process.stdout.read() if process.stdout else ""
+                    raise RuntimeError(f"server did not start: {out}") from None
+                time.sleep(0.1)
+        yield port, process
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _timed_get(port: int, path: str) -> tuple[int, bytes, float, float]:
+    """Status, body, seconds to the first body byte, seconds in all."""
+    started = time.perf_counter()
+    connection_ = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        connection_.request("GET", path)
+        response = connection_.getresponse()
+        first = response.read(1)
+        first_byte = time.perf_counter() - started
+        body = first + response.read()
+        return response.status, body, first_byte, time.perf_counter() - started
+    finally:
+        connection_.close()
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory) -> Path:
+    database = tmp_path_factory.mktemp("asgi") / "db.sqlite3"
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}", "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-c", SEED, "16000"], cwd=ROOT, env=env, check=True)
+    return database
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["uvicorn", "tests.asgi:application", "--port", "{port}", "--log-level", "warning"],
+        ["hypercorn", "tests.asgi:application", "--bind", "127.0.0.1:{port}"],
+    ],
+    ids=["uvicorn", "hypercorn"],
+)
+def test_a_real_asgi_server_streams_the_file(seeded, command):
+    with server(command, seeded) as (port, process):
+        status, body, first_byte, total = _timed_get(port, "/sitemap-articles-1.xml")
+        process.terminate()
+        log = process.stdout.read() if process.stdout else ""
+    assert status == 200
+    assert body.count(b"<url>") == 16000
+    assert body.endswith(b"</urlset>\n")
+    assert SYNC_ITERATOR_WARNING not in log
+    # Streamed: the first byte long before the end (buffered, it came last).
+    assert first_byte < 0.5 * total, (first_byte, total)
