@@ -506,9 +506,9 @@ def main(argv: list[str] | None = None) -> int:
     report = markdown(result)
     print(report)
     if not args.no_doc:
-        from bench.bench_stampede import kept_block
+        from bench import bench_asgi, bench_stampede
 
-        DOC.write_text(report + kept_block())
+        DOC.write_text(report + bench_stampede.kept_block() + bench_asgi.kept_block())
     return 0
 
 

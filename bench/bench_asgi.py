@@ -1,0 +1,197 @@
+"""ASGI serving benchmark: one 50,000-URL file under uvicorn, ours and contrib's.
+
+Each case starts a fresh uvicorn (one process) on 127.0.0.1 over the core
+benchmark's data (a copy of the seeded SQLite file, as ``bench.bench_serving``
+uses; Redis cache), requests the file ``--runs`` times and reports the median
+time to the first body byte, the median total time, and the server's peak
+memory growth (``VmHWM`` of the server process, before the first request and
+after the last). Cases: contrib's view (rendered per request); ours with the
+cache off (rendered and streamed per request); ours cold (invalidated before
+each request: render, gzip, store, send); ours warm to a client without gzip
+(decompressed while streamed) and with gzip (the stored bytes).
+
+    python -m bench.bench_asgi                 # 60,000 rows: page 1 holds 50,000 URLs
+    python -m bench.bench_asgi --rows 1000000  # the core benchmark's data
+
+Results: ``bench/results/asgi-<rows>.json`` and a section of
+``docs/benchmarks-serving.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.bench_serving import CONTRIB_PAGE, PAGE, RESULTS, ROOT, configure, free_port, prepare
+
+DOC = ROOT / "docs" / "benchmarks-serving.md"
+BEGIN = "<!-- asgi: written by bench/bench_asgi.py -->"
+END = "<!-- /asgi -->"
+
+
+def _peak_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _get(port: int, path: str, headers: dict[str, str]) -> tuple[float, float, int]:
+    started = time.perf_counter()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    try:
+        connection.request("GET", path, headers=headers)
+        response = connection.getresponse()
+        first = response.read(1)
+        first_byte = time.perf_counter() - started
+        size = len(first) + len(response.read())
+        if response.status != 200:
+            raise RuntimeError(f"{path}: HTTP {response.status}")
+        return first_byte, time.perf_counter() - started, size
+    finally:
+        connection.close()
+
+
+def case(path: str, cached: bool, runs: int, cold: bool, gzip: bool) -> dict[str, Any]:
+    from django_sitemaps_plus.cache import invalidate
+
+    port = free_port()
+    env = {**os.environ, "SERVING_CACHE": "1" if cached else "0", "PYTHONPATH": str(ROOT)}
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "bench.serving.asgi:application",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        env=env,
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                http.client.HTTPConnection("127.0.0.1", port, timeout=1).connect()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        headers = {"Accept-Encoding": "gzip"} if gzip else {}
+        if cached and not cold:
+            _get(port, path, headers)  # stored before the measured runs
+        before = _peak_kib(server.pid)
+        results = []
+        for _ in range(runs):
+            if cold:
+                invalidate("articles")
+            results.append(_get(port, path, headers))
+        after = _peak_kib(server.pid)
+    finally:
+        server.terminate()
+        _, log = server.communicate(timeout=30)
+    return {
+        "ttfb_s": statistics.median(r[0] for r in results),
+        "total_s": statistics.median(r[1] for r in results),
+        "bytes": results[-1][2],
+        "peak_growth_mib": round((after - before) / 1024, 1),
+        "sync_iterator_warning": "must consume synchronous iterators" in log,
+        "runs": runs,
+    }
+
+
+def write_doc(report: dict[str, Any]) -> None:
+    rows = [
+        BEGIN,
+        "## Under ASGI (uvicorn): one 50,000-URL page",
+        "",
+        f"Produced by `python -m bench.bench_asgi` ({report['rows']:,} articles, SQLite file, "
+        "Redis cache, one uvicorn process on 127.0.0.1, client on the same 2 cores; medians of "
+        f"{report['runs']} requests, each case in a fresh server). Time to first byte against "
+        "the whole response says whether the file streams; peak memory is the growth of the "
+        "server's peak resident set over the runs.",
+        "",
+        "| case | first byte | total | first byte / total | bytes sent | peak memory growth "
+        "| Django's sync-iterator warning |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for label, figures in report["cases"].items():
+        rows.append(
+            f"| {label} | {figures['ttfb_s'] * 1000:,.0f} ms | {figures['total_s'] * 1000:,.0f} ms"
+            f" | {figures['ttfb_s'] / figures['total_s']:.0%} | {figures['bytes']:,} | "
+            f"{figures['peak_growth_mib']} MiB | "
+            f"{'yes' if figures['sync_iterator_warning'] else 'no'} |"
+        )
+    contrib = report["cases"]["django.contrib.sitemaps, rendered per request"]["total_s"]
+    ours = report["cases"]["ours, cache off (rendered and streamed per request)"]["total_s"]
+    rows += [
+        "",
+        f"Rendered per request, ours is {contrib / ours:.1f}x faster than contrib under ASGI. "
+        "contrib renders its template whole before sending (first byte at the end); ours "
+        "streams, so the first byte leaves after the first 1,000 URLs. A cold cached file is "
+        "the exception by design: it is rendered into the cache (gzip, about a tenth of its "
+        "size, held while stored) and then sent, so its first byte comes at the end; every "
+        "later request is a warm one. Before this release, every streamed case was "
+        "collected whole by Django under ASGI (the issue measured a first byte at 100% of "
+        "the response time and 7.4 MB more peak memory for a 1.5 MB file).",
+        END,
+    ]
+    block = "\n".join(rows)
+    text = DOC.read_text()
+    start, end = text.find(BEGIN), text.find(END)
+    if 0 <= start < end:
+        text = text[:start] + block + text[end + len(END) :]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    DOC.write_text(text)
+
+
+def kept_block() -> str:
+    text = DOC.read_text() if DOC.exists() else ""
+    start, end = text.find(BEGIN), text.find(END)
+    return "\n" + text[start : end + len(END)] + "\n" if 0 <= start < end else ""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=60_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    configure(args.rows)
+    prepare(args.rows)
+    cases = {
+        "django.contrib.sitemaps, rendered per request": (CONTRIB_PAGE, False, False, False),
+        "ours, cache off (rendered and streamed per request)": (PAGE, False, False, False),
+        "ours, cold cache (render, gzip, store, send), gzip": (PAGE, True, True, True),
+        "ours, warm cache, no gzip (decompressed while streamed)": (PAGE, True, False, False),
+        "ours, warm cache, gzip": (PAGE, True, False, True),
+    }
+    report = {
+        "rows": args.rows,
+        "runs": args.runs,
+        "cases": {
+            label: case(path, cached, args.runs, cold, gzip)
+            for label, (path, cached, cold, gzip) in cases.items()
+        },
+    }
+    (RESULTS / f"asgi-{args.rows}.json").write_text(json.dumps(report, indent=1))
+    write_doc(report)
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
