@@ -175,14 +175,16 @@ def _free_port() -> int:
 
 
 @contextmanager
-def server(command: list[str], database: Path) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+def server(
+    command: list[str], database: Path, register: str = "articles"
+) -> Iterator[tuple[int, subprocess.Popen[str]]]:
     port = _free_port()
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{database}",
         "DJANGO_SETTINGS_MODULE": "tests.settings",
         "PYTHONPATH": str(ROOT),
-        "SITEMAPS_TEST_REGISTER": "articles",
+        "SITEMAPS_TEST_REGISTER": register,
     }
     env.pop("CACHE_URL", None)
     process = subprocess.Popen(
@@ -252,3 +254,28 @@ def test_a_real_asgi_server_streams_the_file(seeded, command):
     assert SYNC_ITERATOR_WARNING not in log
     # Streamed: the first byte long before the end (buffered, it came last).
     assert first_byte < 0.5 * total, (first_byte, total)
+
+
+def test_a_cold_file_is_rendered_once_under_concurrent_requests(seeded):
+    import threading
+
+    command = ["uvicorn", "tests.asgi:application", "--port", "{port}", "--log-level", "warning"]
+    statuses: list[int] = []
+    with server(command, seeded, register="counted") as (port, _):
+        barrier = threading.Barrier(20)
+
+        def get() -> None:
+            barrier.wait()
+            statuses.append(_timed_get(port, "/sitemap-counted-1.xml")[0])
+
+        threads = [threading.Thread(target=get) for _ in range(20)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        renders = _timed_get(port, "/renders/")[1]
+    assert statuses == [200] * 20
+    rendered, waited = map(int, renders.split())
+    # The requests ran at once (some waited on the lock), and one rendered.
+    assert rendered == 1
+    assert waited >= 1
