@@ -110,6 +110,7 @@ class TestOutput:
         assert first["target"] == str(broken)
         assert set(first["findings"][0]) == {
             "rule",
+            "title",
             "severity",
             "source",
             "line",
@@ -208,3 +209,20 @@ class TestCallCommand:
         with pytest.raises(CommandError, match="BASE_URL") as info:
             call_command("validate_sitemaps", stdout=io.StringIO())
         assert info.value.returncode == 2
+
+
+def test_each_finding_says_what_it_is_about(tmp_path):
+    bad = tmp_path / "bad.xml"
+    bad.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        "<url><loc>https://example.com/</loc><priority>1.5</priority></url>\n"
+        "</urlset>\n"
+    )
+    code, out, _ = run(str(bad))
+    assert code == 1
+    (line,) = [text for text in out.splitlines() if "SM406" in text]
+    assert "priority" in line.split("SM406", 1)[1]
+    code, out, _ = run(str(bad), "--format", "json")
+    (finding,) = [f for f in json.loads(out)["files"][0]["findings"] if f["rule"] == "SM406"]
+    assert "priority" in finding["title"]

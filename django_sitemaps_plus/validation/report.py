@@ -32,6 +32,7 @@ class Finding:
     def as_dict(self) -> dict[str, Any]:
         return {
             "rule": self.rule.id,
+            "title": self.rule.title,
             "severity": self.rule.severity.value,
             "source": self.rule.source.value,
             "line": self.line,
@@ -48,7 +49,8 @@ class Finding:
         url = f" [{self.url}]" if self.url else ""
         rule = self.rule
         return (
-            f"{where}: {rule.id} {rule.severity.value} ({rule.source.value}): {self.message}{url}"
+            f"{where}: {rule.id} {rule.severity.value} ({rule.source.value}) {rule.title}: "
+            f"{self.message}{url}"
         )
 
 
@@ -195,7 +197,8 @@ def _text_finding(finding: Finding) -> Iterable[str]:
     if finding.column is not None:
         where += f":{finding.column}"
     rule = finding.rule
-    yield f"    {where}: {rule.id} [{rule.source.value}] {finding.message}"
+    # The title says what the finding is about; the message, what was found.
+    yield f"    {where}: {rule.id} [{rule.source.value}] {rule.title}: {finding.message}"
     if finding.url:
         yield f"      url: {finding.url}"
     yield f"      hint: {rule.hint}"

@@ -69,10 +69,12 @@ _RULES: Final = (
     ),
     Rule(
         "SM102",
-        INFO,
+        WARN,
         P,
         "No XML declaration",
-        'Start the file with <?xml version="1.0" encoding="UTF-8"?> on the first line.',
+        'Start the file with <?xml version="1.0" encoding="UTF-8"?> on the first line: the '
+        "rule set of the sitemaps.org and Yandex sources requires the declaration; XML 1.0 "
+        "itself makes it optional.",
         "<urlset xmlns=...> as the first line",
     ),
     Rule(
