@@ -149,8 +149,9 @@ class TestOutput:
         code, out, _ = run(str(index), "--base-url", f"{SITE}/sitemap.xml", "--format", "json")
         data = json.loads(out)
         assert [f["target"] for f in data["files"]] == [str(index), str(clean)]
-        assert [f["rule"] for f in data["files"][0]["findings"]] == ["SM102", "SM601"]
-        assert code == 1
+        # gone.xml is not beside the index: not checked (info), not broken.
+        assert [f["rule"] for f in data["files"][0]["findings"]] == ["SM102", "SM603"]
+        assert code == 0
         code, out, _ = run(str(index), "--base-url", f"{SITE}/sitemap.xml", "--no-follow")
         assert out.count("(sitemapindex, 2 entries)") == 1
         assert "(urlset" not in out
@@ -226,3 +227,31 @@ def test_each_finding_says_what_it_is_about(tmp_path):
     code, out, _ = run(str(bad), "--format", "json")
     (finding,) = [f for f in json.loads(out)["files"][0]["findings"] if f["rule"] == "SM406"]
     assert "priority" in finding["title"]
+
+
+def test_a_redirected_child_is_fetched_once():
+    from django_sitemaps_plus.validation.engine import _Run
+    from django_sitemaps_plus.validation.fetch import Fetched
+
+    index_body = (
+        f'<?xml version="1.0" encoding="UTF-8"?><sitemapindex xmlns="{protocol.SITEMAP_NS}">'
+        f"<sitemap><loc>{SITE}/old.xml</loc></sitemap>"
+        f"<sitemap><loc>{SITE}/new.xml</loc></sitemap></sitemapindex>"
+    ).encode()
+    child_body = (
+        f'<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="{protocol.SITEMAP_NS}">'
+        f"<url><loc>{SITE}/a</loc></url></urlset>"
+    ).encode()
+    fetched: list[str] = []
+
+    class Redirecting:
+        def fetch(self, url: str) -> Fetched:
+            fetched.append(url)
+            if url.endswith("/sitemap.xml"):
+                return Fetched(url, "application/xml", iter([index_body]), [])
+            redirects = [(301, url, f"{SITE}/new.xml")] if url.endswith("/old.xml") else []
+            return Fetched(f"{SITE}/new.xml", "application/xml", iter([child_body]), redirects)
+
+    run = _Run(follow=True, ignore=(), max_findings=100, fetcher=Redirecting(), now=None)
+    run.validate_url(f"{SITE}/sitemap.xml", depth=1)
+    assert fetched == [f"{SITE}/sitemap.xml", f"{SITE}/old.xml"]

@@ -109,6 +109,8 @@ class _Run:
         finally:
             fetched.close()
         self.visited[url] = file.kind
+        # A child listed under the URL another one redirected to is not fetched again.
+        self.visited[fetched.final_url] = file.kind
         self.follow_children(file, children, fetched.final_url, depth=depth, local_directory=None)
         return file
 
@@ -141,6 +143,10 @@ class _Run:
             try:
                 if local_directory is not None:
                     child_path = _local_child(local_directory, path[len(directory) :])
+                    if not child_path.exists():
+                        # Not on disk beside the index: unchecked, not broken.
+                        file.add("SM603", f"{child_path} does not exist", line=line, url=loc)
+                        continue
                     child_file = self.validate_path(child_path, published_at=loc, depth=depth + 1)
                 else:
                     child_file = self.validate_url(loc, depth=depth + 1)
@@ -274,7 +280,8 @@ def validate_site(
                 try:
                     run.validate_url(text_url, depth=protocol.MAX_INDEX_DEPTH)
                 except FetchError as exc:
-                    run.report.files[0].add("SM601", str(exc), url=text_url)
+                    # On the .xml file whose twin it is, not on the index.
+                    file.add("SM601", str(exc), url=text_url)
     return run.report
 
 

@@ -452,6 +452,15 @@ _RULES: Final = (
         "List sitemaps, not indexes: Google does not follow nested indexes.",
         "sitemapindex → sitemapindex",
     ),
+    Rule(
+        "SM603",
+        INFO,
+        P,
+        "Child sitemap not checked: not beside the index",
+        "Pass the child files too (validate_sitemaps index.xml sitemap-*.xml), or validate "
+        "the index by its URL so its children are fetched.",
+        "--base-url https://example.com/sitemap.xml index.xml, children not on disk",
+    ),
     # SM7xx: HTTP ---------------------------------------------------------------
     Rule(
         "SM701",
