@@ -24,9 +24,9 @@ from django_sitemaps_plus.validation import (
 from django_sitemaps_plus.validation.fetch import (
     CHUNK_SIZE,
     MAX_REDIRECTS,
-    DjangoClientFetcher,
     FetchError,
     HttpFetcher,
+    SiteFetcher,
 )
 from tests.testapp.models import Article
 from tests.utils import QuietHandler, http_server
@@ -258,13 +258,37 @@ class TestOwnSite:
 
     @override_settings(ROOT_URLCONF=__name__)
     def test_the_client_fetcher_serves_this_site_only(self):
-        fetcher = DjangoClientFetcher("https://example.com/sitemap.xml")
+        fetcher = SiteFetcher("https://example.com/sitemap.xml")
         fetched = fetcher.fetch("https://example.com/sitemap-pages-1.xml")
         fetched.close()
         assert fetched.final_url == "https://example.com/sitemap-pages-1.xml"
         for url in ("https://evil.example/sitemap-pages-1.xml", "http://example.com/sitemap.xml"):
             with pytest.raises(FetchError, match="is not on this site"):
                 fetcher.fetch(url)
+
+    @override_settings(ROOT_URLCONF=__name__)
+    def test_the_site_fetcher_leaves_connection_handling_alone(self):
+        from django.core.signals import request_finished, request_started
+        from django.db import close_old_connections, connection, transaction
+
+        def connected() -> tuple[bool, bool]:
+            return (
+                any(r[1]() is close_old_connections for r in request_started.receivers),
+                any(r[1]() is close_old_connections for r in request_finished.receivers),
+            )
+
+        before = connected()
+        with transaction.atomic():
+            fetcher = SiteFetcher("https://example.com/sitemap.xml")
+            for path in ("sitemap.xml", "sitemap-pages-1.xml"):
+                fetched = fetcher.fetch(f"https://example.com/{path}")
+                b"".join(fetched.chunks)
+                fetched.close()
+            # The transaction is still usable: no connection was closed under it.
+            assert connection.in_atomic_block
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1")
+        assert connected() == before == (True, True)
 
     def test_real_views_end_to_end(self, registry):
         register(Article, lastmod_fields=["updated_at"], limit=2)

@@ -15,10 +15,10 @@ from django_sitemaps_plus import protocol
 from django_sitemaps_plus.validation import parser
 from django_sitemaps_plus.validation.fetch import (
     CHUNK_SIZE,
-    DjangoClientFetcher,
     Fetcher,
     FetchError,
     HttpFetcher,
+    SiteFetcher,
 )
 from django_sitemaps_plus.validation.report import (
     DEFAULT_MAX_FINDINGS,
@@ -212,7 +212,7 @@ def validate(
     the URL a local file or bytes are published at: it enables the host and
     directory rules. ``ignore`` drops rule ids,
     ``max_findings`` bounds the findings kept per file (all are counted).
-    ``fetcher`` replaces urllib (e.g. ``DjangoClientFetcher``); ``now`` pins
+    ``fetcher`` replaces urllib (e.g. ``SiteFetcher``); ``now`` pins
     the clock for the future-lastmod and news-window rules.
 
     Raises ``UnreadableTarget`` when the target itself cannot be read, and
@@ -256,11 +256,11 @@ def validate_site(
 ) -> Report:
     """Validate this site's sitemaps, rendered in-process through the real views.
 
-    The index is fetched with ``DjangoClientFetcher`` and followed to every
+    The index is fetched with ``SiteFetcher`` and followed to every
     section file; with ``include_text`` each file's ``.txt`` twin is checked too.
     """
     index_url = site_index_url()
-    fetcher = DjangoClientFetcher(index_url)
+    fetcher = SiteFetcher(index_url)
     run = _Run(follow=follow, ignore=ignore, max_findings=max_findings, fetcher=fetcher, now=now)
     try:
         run.validate_url(index_url, depth=1)

@@ -7,10 +7,13 @@ never followed silently: each hop is recorded, so the report can say so.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 if TYPE_CHECKING:
@@ -18,7 +21,6 @@ if TYPE_CHECKING:
     from http.client import HTTPResponse
 
     from django.http import HttpResponseBase
-    from django.test import Client
 
 #: Bytes read from a response at a time.
 CHUNK_SIZE = 1 << 16
@@ -141,20 +143,46 @@ class HttpFetcher:
         )
 
 
-class DjangoClientFetcher:
-    """Serves URLs on the site's own host through ``django.test.Client``.
+class SiteFetcher:
+    """Serves URLs on the site's own host through Django's request handling.
 
-    The real views render in-process, so the site can be validated without a
-    server; following an index works exactly as for a remote URL.
+    The real views render in-process (the project's middleware and URLconf,
+    as a server would run them), so the site can be validated without a
+    server; following an index works exactly as for a remote URL. No test
+    machinery is involved, and no signal receiver is detached: the requests
+    send neither ``request_started`` nor ``request_finished``, so the
+    process's database connections are left as they are.
     """
 
     def __init__(self, base_url: str) -> None:
-        from django.test import Client  # here, not at import: a test-only module
+        from django.core.handlers.base import BaseHandler
 
         parts = urlsplit(base_url)
         self.scheme = parts.scheme
         self.host = parts.netloc.lower()
-        self._client: Client = Client(raise_request_exception=False)
+        self._handler = BaseHandler()
+        self._handler.load_middleware()
+
+    def _request(self, path: str, query: str) -> Any:
+        from django.core.handlers.wsgi import WSGIRequest
+
+        host, _, port = self.host.partition(":")
+        environ = {
+            "REQUEST_METHOD": "GET",
+            "SCRIPT_NAME": "",
+            "PATH_INFO": path,
+            "QUERY_STRING": query,
+            "SERVER_NAME": host,
+            "SERVER_PORT": port or ("443" if self.scheme == "https" else "80"),
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "HTTP_HOST": self.host,
+            "wsgi.url_scheme": self.scheme,
+            "wsgi.input": io.BytesIO(),
+            "wsgi.errors": sys.stderr,
+        }
+        if self.scheme == "https":
+            environ["HTTPS"] = "on"
+        return WSGIRequest(environ)
 
     def fetch(self, url: str) -> Fetched:
         return _follow(url, self._get)
@@ -165,15 +193,10 @@ class DjangoClientFetcher:
         parts = urlsplit(url)
         if parts.scheme != self.scheme or parts.netloc.lower() != self.host:
             raise FetchError(f"{url} is not on this site ({self.scheme}://{self.host})")
-        path = parts.path or "/"
-        if parts.query:
-            path += "?" + parts.query
-        response = self._client.get(
-            path, headers={"host": self.host}, secure=self.scheme == "https"
-        )
+        response: Any = self._handler.get_response(self._request(parts.path or "/", parts.query))
         chunks: Iterator[bytes]
         if isinstance(response, StreamingHttpResponse):
-            chunks = (bytes(chunk) for chunk in response.streaming_content)
+            chunks = (bytes(chunk) for chunk in response.streaming_content)  # type: ignore[union-attr]
         else:
             chunks = iter((response.content,))
         return _Hop(
@@ -181,23 +204,23 @@ class DjangoClientFetcher:
             response.get("Location"),
             response.get("Content-Type"),
             chunks,
-            lambda: _close_keeping_connections(response),
+            lambda: _release(response),
         )
 
 
-def _close_keeping_connections(response: HttpResponseBase) -> None:
-    """Close an in-process response without closing the database connections.
+def _release(response: HttpResponseBase) -> None:
+    """Free what an in-process response holds (an open file, a generator).
 
-    ``response.close()`` sends ``request_finished``, whose receiver
-    ``close_old_connections`` would close the connection between two files of
-    one validation, which breaks a surrounding transaction (a test's, or a
-    caller's ``atomic()``). Django's test client detaches it the same way.
+    Not ``response.close()``: that sends ``request_finished``, whose receiver
+    ``close_old_connections`` would close the database connection between two
+    files of one validation, breaking a surrounding transaction (a test's, or
+    a caller's ``atomic()``); and detaching that receiver would affect every
+    thread of the process.
     """
-    from django.core.signals import request_finished
-    from django.db import close_old_connections
-
-    request_finished.disconnect(close_old_connections)
-    try:
-        response.close()
-    finally:
-        request_finished.connect(close_old_connections)
+    for closer in getattr(response, "_resource_closers", ()):
+        with contextlib.suppress(Exception):
+            closer()
+    close = getattr(getattr(response, "_iterator", None), "close", None)
+    if close is not None:
+        with contextlib.suppress(Exception):
+            close()
