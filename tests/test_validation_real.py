@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from django_sitemaps_plus.validation import validate
+from tests.utils import require_reference
 
 REAL = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "real"
 #: Pinned so that "older than two days" and "in the future" do not drift.
@@ -90,7 +91,10 @@ EXPECTED: dict[str, set[str]] = {
     "usp__hreflang.xml": {"SM202", "SM843"},
 }
 
-pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason=f"{REAL} not found")
+
+@pytest.fixture(autouse=True)
+def _real_files() -> None:
+    require_reference(REAL)
 
 
 def test_every_real_file_has_a_verdict():
