@@ -97,13 +97,31 @@ def test_unregister_by_name_and_model(registry):
         site.unregister("articles")
 
 
-def test_autodiscover_imports_each_apps_sitemaps_module(registry, tmp_path, monkeypatch):
+def test_autodiscover_imports_each_apps_sitemaps_module(registry, tmp_path, monkeypatch, settings):
+    import sys
+
     from django_sitemaps_plus.registry import autodiscover
 
-    # tests.testapp has no sitemaps module; example apps do. Autodiscovery
-    # must import without error and register nothing here.
+    # A real installed app with a sitemaps.py, and one without (tests.testapp).
+    package = tmp_path / "discovered_app"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "sitemaps.py").write_text(
+        "from django_sitemaps_plus import Section, register\n\n\n"
+        "@register\n"
+        "class DiscoveredSection(Section):\n"
+        "    def items(self):\n"
+        "        return ['/found/']\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("discovered_app", "discovered_app.sitemaps"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    settings.INSTALLED_APPS = [*settings.INSTALLED_APPS, "discovered_app"]
+    # Installing the app ran the app's ready() (autodiscovery): start again.
+    site._registry.clear()
+    sys.modules.pop("discovered_app.sitemaps", None)
     autodiscover()
-    assert len(site) == 0
+    assert [s.get_name() for s in site] == ["discovered"]
 
 
 def test_simple_app_config_does_not_autodiscover(registry, monkeypatch):
