@@ -28,8 +28,6 @@ import json
 import logging
 import re
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +38,7 @@ from django.db import models, transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils import timezone
 
+from django_sitemaps_plus import http
 from django_sitemaps_plus.conf import conf
 
 if TYPE_CHECKING:
@@ -282,22 +281,22 @@ def post(urls: Sequence[str], *, key: str, endpoint: str, timeout: float) -> int
             "urlList": list(urls),
         }
     ).encode()
-    request = urllib.request.Request(
-        endpoint,
-        data=body,
-        method="POST",
-        headers={"Content-Type": "application/json; charset=utf-8"},
-    )
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as exc:
-        # 400 bad request, 403 key not valid, 422 URLs not on the host: no retry
-        # helps. 429 too many requests and 5xx: retry later.
-        retry = exc.code == 429 or exc.code >= 500
-        raise SubmitError(f"HTTP {exc.code} from {endpoint}", retry=retry) from exc
-    except (urllib.error.URLError, OSError, TimeoutError) as exc:
-        raise SubmitError(f"{endpoint}: {exc}", retry=True) from exc
+        answer = http.request(
+            endpoint,
+            method="POST",
+            data=body,
+            headers={"Content-Type": "application/json; charset=utf-8"},
+            timeout=timeout,
+        )
+    except http.Unreachable as exc:
+        raise SubmitError(str(exc), retry=True) from exc
+    answer.close()
+    if 200 <= answer.status < 300:
+        return answer.status
+    # 400 bad request, 403 key not valid, 422 URLs not on the host: no retry
+    # helps. 429 too many requests and 5xx: retry later (http.retryable).
+    raise SubmitError(f"HTTP {answer.status} from {endpoint}", retry=http.retryable(answer.status))
 
 
 def submit_pending(

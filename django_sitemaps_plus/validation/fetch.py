@@ -13,13 +13,10 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 if TYPE_CHECKING:
-    import urllib.request
-    from http.client import HTTPResponse
-
     from django.http import HttpResponseBase
 
 #: Bytes read from a response at a time.
@@ -79,7 +76,7 @@ def _follow(url: str, get: Callable[[str], _Hop]) -> Fetched:
     raise FetchError(f"more than {MAX_REDIRECTS} redirects from {url}")
 
 
-def _read_chunks(response: HTTPResponse, url: str, deadline: float) -> Iterator[bytes]:
+def _read_chunks(response: IO[bytes], url: str, deadline: float) -> Iterator[bytes]:
     while chunk := response.read(CHUNK_SIZE):
         yield chunk
         # The socket timeout bounds each read; this bounds a server that
@@ -98,48 +95,38 @@ class HttpFetcher:
         total_timeout: float = DEFAULT_TOTAL_TIMEOUT,
         use_env_proxies: bool = True,
     ) -> None:
-        # urllib.request pulls in ssl and email: imported only when fetching
-        # over HTTP, which keeps the validator's own footprint small.
-        import urllib.request
-
-        class NoRedirects(urllib.request.HTTPRedirectHandler):
-            # Returning None makes urllib raise HTTPError for the 3xx, which
-            # _follow then records as a hop.
-            def redirect_request(self, *args: object, **kwargs: object) -> None:
-                return None
-
         self.timeout = timeout
         self.total_timeout = total_timeout
-        handlers: list[urllib.request.BaseHandler] = [NoRedirects()]
-        if not use_env_proxies:
-            handlers.append(urllib.request.ProxyHandler({}))
-        self._opener = urllib.request.build_opener(*handlers)
+        self.use_env_proxies = use_env_proxies
 
     def fetch(self, url: str) -> Fetched:
         return _follow(url, self._get)
 
     def _get(self, url: str) -> _Hop:
-        import urllib.error
-        import urllib.request
+        # The package's one HTTP client (django_sitemaps_plus.http), shared
+        # with IndexNow; it never follows redirects: _follow records each hop.
+        from django_sitemaps_plus import http
 
         if urlsplit(url).scheme not in ("http", "https"):
             raise FetchError(f"not an http(s) URL: {url}")
-        request = urllib.request.Request(
-            url, headers={"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
-        )
         try:
-            response: HTTPResponse = self._opener.open(request, timeout=self.timeout)
-        except urllib.error.HTTPError as exc:
-            exc.close()
-            return _Hop(exc.code, exc.headers.get("Location"), None, iter(()), lambda: None)
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise FetchError(f"cannot fetch {url}: {getattr(exc, 'reason', exc)}") from exc
+            answer = http.request(
+                url,
+                headers={"User-Agent": USER_AGENT, "Accept-Encoding": "identity"},
+                timeout=self.timeout,
+                use_env_proxies=self.use_env_proxies,
+            )
+        except http.Unreachable as exc:
+            raise FetchError(f"cannot fetch {exc}") from exc
+        if answer.body is None or not 200 <= answer.status < 300:
+            answer.close()
+            return _Hop(answer.status, answer.header("Location"), None, iter(()), lambda: None)
         return _Hop(
-            response.status,
-            response.headers.get("Location"),
-            response.headers.get("Content-Type"),
-            _read_chunks(response, url, time.monotonic() + self.total_timeout),
-            response.close,
+            answer.status,
+            answer.header("Location"),
+            answer.header("Content-Type"),
+            _read_chunks(answer.body, url, time.monotonic() + self.total_timeout),
+            answer.close,
         )
 
 

@@ -1,0 +1,93 @@
+"""The one small HTTP client of the package: the validator's fetches and
+IndexNow's submissions go through it.
+
+Standard library only (``urllib.request``), imported on first use so that a
+process that never leaves the site pays nothing for ssl and email. Redirects
+are never followed here: the caller sees every hop (the validator records
+each as a finding; IndexNow treats one as a failure). Non-2xx answers are
+returned, not raised; only a failure to get an answer raises ``Unreachable``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import IO, Any
+
+#: Sent with every request; callers may name themselves (the validator does).
+USER_AGENT = "django-sitemaps-plus"
+
+
+class Unreachable(Exception):
+    """No HTTP answer: DNS, connection, TLS, a timeout, a malformed URL."""
+
+
+@dataclass
+class Answer:
+    """An HTTP answer: its status and headers, and its body while open."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: IO[bytes] | None
+
+    def header(self, name: str) -> str | None:
+        value = self.headers.get(name)
+        return None if value is None else str(value)
+
+    def close(self) -> None:
+        if self.body is not None:
+            self.body.close()
+
+
+def retryable(status: int) -> bool:
+    """Whether trying again later can help: 429 too many requests, and 5xx."""
+    return status == 429 or status >= 500
+
+
+_openers: dict[bool, Any] = {}
+
+
+def _opener(use_env_proxies: bool) -> Any:
+    if use_env_proxies not in _openers:
+        import urllib.request
+
+        class NoRedirects(urllib.request.HTTPRedirectHandler):
+            # None makes urllib hand the 3xx back as an answer (HTTPError).
+            def redirect_request(self, *args: object, **kwargs: object) -> None:
+                return None
+
+        handlers: list[urllib.request.BaseHandler] = [NoRedirects()]
+        if not use_env_proxies:
+            handlers.append(urllib.request.ProxyHandler({}))
+        _openers[use_env_proxies] = urllib.request.build_opener(*handlers)
+    return _openers[use_env_proxies]
+
+
+def request(
+    url: str,
+    *,
+    method: str = "GET",
+    data: bytes | None = None,
+    headers: Mapping[str, str] | None = None,
+    timeout: float,
+    use_env_proxies: bool = True,
+) -> Answer:
+    """Send one request; the answer, whatever its status (close it when done).
+
+    ``timeout`` bounds connecting and each read. Raises ``Unreachable``.
+    """
+    import urllib.error
+    import urllib.request
+
+    sent = {"User-Agent": USER_AGENT, **(headers or {})}
+    prepared = urllib.request.Request(url, data=data, method=method, headers=sent)
+    try:
+        response = _opener(use_env_proxies).open(prepared, timeout=timeout)
+    except urllib.error.HTTPError as exc:
+        # A status outside 2xx, redirects included: an answer, not a failure.
+        answer_headers = dict(exc.headers.items()) if exc.headers else {}
+        exc.close()
+        return Answer(exc.code, answer_headers, None)
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise Unreachable(f"{url}: {getattr(exc, 'reason', exc)}") from exc
+    return Answer(response.status, response.headers, response)
