@@ -255,6 +255,21 @@ class _Writer:
             self.storage.delete(path + ".gz")
 
 
+def _stylesheet_href(storage: Storage, prefix: str) -> str | None:
+    """Where built files find the XSL stylesheet: the app's URL when its URLs
+    are included, else a copy written beside them (None when it is off)."""
+    from django_sitemaps_plus.stylesheet import XSL
+
+    if not conf.STYLESHEET:
+        return None
+    try:
+        return reverse("sitemaps_plus:stylesheet")
+    except NoReverseMatch:
+        name = storage_name("sitemap.xsl", prefix)
+        write_bytes(storage, name, [XSL.encode()])
+        return f"/{name}"
+
+
 def _write_interim_index(
     storage: Storage,
     prefix: str,
@@ -262,6 +277,7 @@ def _write_interim_index(
     site: SiteContext,
     previous: dict[str, Any],
     plan: list[tuple[Any, Any]],
+    stylesheet: str | None = None,
 ) -> bool:
     """Before files are replaced: an index of the files that exist already,
     each with the later of its old and new lastmod. Written only when some
@@ -292,8 +308,8 @@ def _write_interim_index(
         return False
     path = storage_name(INDEX_NAME, prefix)
     if gzip:
-        write_bytes(storage, path + ".gz", gzip_chunks(xml.stream_index(entries)))
-    write_bytes(storage, path, xml.stream_index(entries))
+        write_bytes(storage, path + ".gz", gzip_chunks(xml.stream_index(entries, stylesheet)))
+    write_bytes(storage, path, xml.stream_index(entries, stylesheet))
     return True
 
 
@@ -385,7 +401,8 @@ def _build(
             f"The index would list {len(plan):,} files; the protocol allows "
             f"{protocol.MAX_SITEMAPS_PER_INDEX:,}."
         )
-    if _write_interim_index(storage, prefix, gzip, site, previous, plan):
+    stylesheet = _stylesheet_href(storage, prefix)
+    if _write_interim_index(storage, prefix, gzip, site, previous, plan, stylesheet):
         # The final index must be written even if it equals the old one.
         old.pop(INDEX_NAME, None)
     total = len(plan) * (2 if text else 1) + 1
@@ -400,6 +417,7 @@ def _build(
                 section.page_entries(page.number, site),
                 section.namespaces(),
                 label=f"Sitemap section {name!r}",
+                stylesheet=stylesheet,
             ),
             urls=page.url_count,
             lastmod=format_w3c(page.lastmod),
@@ -422,7 +440,7 @@ def _build(
         result.urls += page.url_count
     if entries:
         # The index last: every file it names is complete by now.
-        writer.write(INDEX_NAME, xml.stream_index(entries), files=len(entries))
+        writer.write(INDEX_NAME, xml.stream_index(entries, stylesheet), files=len(entries))
     done += 1
     if progress:
         progress(done, total, INDEX_NAME)

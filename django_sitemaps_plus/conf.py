@@ -32,6 +32,9 @@ DEFAULTS: dict[str, Any] = {
     "X_ROBOTS_TAG": "noindex, noodp, noarchive",
     # Serve /robots.txt with a Sitemap: line (for sites without their own).
     "ROBOTS_TXT": False,
+    # Name the XSL stylesheet (/sitemap.xsl) in every XML file, so a browser
+    # shows it as a table; search engines ignore the instruction.
+    "STYLESHEET": True,
     # Import each installed app's ``sitemaps`` module in AppConfig.ready().
     "AUTODISCOVER": True,
     # Cached serving (docs/caching.md) ----------------------------------------
@@ -121,6 +124,10 @@ class Settings:
     @property
     def X_ROBOTS_TAG(self) -> str:
         return str(self.get("X_ROBOTS_TAG"))
+
+    @property
+    def STYLESHEET(self) -> bool:
+        return bool(self.get("STYLESHEET"))
 
     @property
     def ROBOTS_TXT(self) -> bool:

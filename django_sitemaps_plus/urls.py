@@ -15,7 +15,7 @@ from django.urls import URLPattern, path, register_converter
 from django.urls.converters import IntConverter, StringConverter
 from django.urls.resolvers import ResolverMatch, RoutePattern
 
-from django_sitemaps_plus import indexnow, views
+from django_sitemaps_plus import indexnow, stylesheet, views
 from django_sitemaps_plus.conf import conf
 
 app_name = "sitemaps_plus"
@@ -93,6 +93,7 @@ register_converter(RegisteredSectionConverter, "sitemap_registered_section")
 urlpatterns = [
     path("sitemap.xml", views.index, name="index"),
     path("sitemap.txt", views.text, name="text"),
+    path("sitemap.xsl", stylesheet.stylesheet, name="stylesheet"),
     path(
         "sitemap-<sitemap_section:section>-<sitemap_page:page>.xml",
         views.section,

@@ -83,6 +83,13 @@ def file_url(request: HttpRequest, site: SiteContext, section: str, page: int, e
     )
 
 
+def stylesheet_href(request: HttpRequest) -> str | None:
+    """The path of the XSL stylesheet the XML files name, or None when off."""
+    if not conf.STYLESHEET:
+        return None
+    return reverse(_url_name(request, "stylesheet"))
+
+
 def _section_or_404(name: str) -> Section:
     section = registry.get(name)
     if section is None:
@@ -173,8 +180,9 @@ def index(request: HttpRequest) -> HttpResponseBase:
             entries = entries[: protocol.MAX_SITEMAPS_PER_INDEX]
         # Any file without a lastmod: none for the index (a new such file
         # must not be hidden by a 304).
+        href = stylesheet_href(request)
         return Prepared(
-            latest_of_all(lastmods), lambda: xml.stream_index(entries), _earliest(expiries)
+            latest_of_all(lastmods), lambda: xml.stream_index(entries, href), _earliest(expiries)
         )
 
     source = _all_sections_source(sections, XML_CONTENT_TYPE, prepare, all_pages)
@@ -204,6 +212,7 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Ht
                 _first_or_404(found.page_entries(page, site, info)),
                 found.namespaces(),
                 label=f"Sitemap section {found.get_name()!r}",
+                stylesheet=stylesheet_href(request),
             )
         return xml.stream_text(_first_or_404(found.page_locations(page, site, info)))
 

@@ -95,14 +95,28 @@ def byte_length(value: str) -> int:
     return len(value) if value.isascii() else len(value.encode())
 
 
-def _root_open(root: str, namespaces: Mapping[str, str]) -> str:
+#: Bytes budgeted for the ``<?xml-stylesheet?>`` line, whatever its href.
+STYLESHEET_BYTES = len('<?xml-stylesheet type="text/xsl" href=""?>\n') + protocol.MAX_LOC_LENGTH
+
+
+def stylesheet_instruction(href: str | None) -> str:
+    """The processing instruction naming the XSL stylesheet (``""`` for none)."""
+    if not href:
+        return ""
+    return f'<?xml-stylesheet type="text/xsl" href="{escape(href)}"?>\n'
+
+
+def _root_open(root: str, namespaces: Mapping[str, str], stylesheet: str | None = None) -> str:
     declarations = "".join(f' xmlns:{prefix}="{uri}"' for prefix, uri in sorted(namespaces.items()))
-    return f'{XML_DECLARATION}<{root} xmlns="{protocol.SITEMAP_NS}"{declarations}>\n'
+    return (
+        f"{XML_DECLARATION}{stylesheet_instruction(stylesheet)}"
+        f'<{root} xmlns="{protocol.SITEMAP_NS}"{declarations}>\n'
+    )
 
 
 def urlset_envelope_bytes(namespaces: Mapping[str, str]) -> int:
-    """Bytes of a urlset's declaration, opening and closing tags."""
-    return byte_length(_root_open("urlset", namespaces)) + len("</urlset>\n")
+    """Bytes of a urlset's declaration, stylesheet line, opening and closing tags."""
+    return byte_length(_root_open("urlset", namespaces)) + STYLESHEET_BYTES + len("</urlset>\n")
 
 
 def url_entry(
@@ -154,14 +168,17 @@ def _batched(
 
 
 def stream_urlset(
-    entries: Iterable[str], namespaces: Mapping[str, str], label: str = "Sitemap"
+    entries: Iterable[str],
+    namespaces: Mapping[str, str],
+    label: str = "Sitemap",
+    stylesheet: str | None = None,
 ) -> Iterator[bytes]:
     """A ``urlset`` document from ``<url>`` entries rendered as it is read.
 
     ``label`` names the document in the log line about removed characters
     (``"Sitemap section 'articles'"``).
     """
-    return _batched(_root_open("urlset", namespaces), entries, "</urlset>\n", label)
+    return _batched(_root_open("urlset", namespaces, stylesheet), entries, "</urlset>\n", label)
 
 
 def sitemap_entry(loc: str, lastmod: str | None) -> str:
@@ -171,9 +188,9 @@ def sitemap_entry(loc: str, lastmod: str | None) -> str:
     return f"<sitemap><loc>{loc}</loc></sitemap>\n"
 
 
-def stream_index(entries: Iterable[str]) -> Iterator[bytes]:
+def stream_index(entries: Iterable[str], stylesheet: str | None = None) -> Iterator[bytes]:
     """A ``sitemapindex`` document from pre-rendered ``<sitemap>`` entries."""
-    return _batched(_root_open("sitemapindex", {}), entries, "</sitemapindex>\n")
+    return _batched(_root_open("sitemapindex", {}, stylesheet), entries, "</sitemapindex>\n")
 
 
 def stream_text(locations: Iterable[str]) -> Iterator[bytes]:

@@ -46,6 +46,8 @@ INSTALLED_APPS = [
 LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("fr", "Français")]
 SITE_ID = 1
 ROOT_URLCONF = "tests.urls"
+# The live server (browser tests) wraps the app in static and media handlers.
+STATIC_URL = "/static/"
 MIDDLEWARE: list[str] = []
 TEMPLATES = [
     {

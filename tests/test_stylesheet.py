@@ -1,0 +1,148 @@
+"""Styled sitemaps: every XML file names the XSL stylesheet the app serves; a
+browser (a real headless Chromium) shows the index and a file as tables."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from django.core.files.storage import FileSystemStorage
+from django.test import Client
+from lxml import etree
+
+from django_sitemaps_plus import register
+from django_sitemaps_plus.build import build
+from django_sitemaps_plus.extensions import Images
+from django_sitemaps_plus.stylesheet import XSL
+from django_sitemaps_plus.validation import validate
+from tests.testapp.models import Article
+from tests.utils import articles, assert_schema_valid, at, fetch
+
+pytestmark = pytest.mark.django_db
+
+INSTRUCTION = b'<?xml-stylesheet type="text/xsl" href="/sitemap.xsl"?>\n'
+
+
+@pytest.fixture
+def site_with_files(registry):
+    register(Article, lastmod_fields=["updated_at"], limit=3)
+    for day, article in enumerate(articles(7), start=1):
+        Article.objects.filter(pk=article.pk).update(updated_at=at(day))
+
+
+class TestInstruction:
+    @pytest.mark.parametrize("path", ["/sitemap.xml", "/sitemap-articles-1.xml"])
+    def test_every_xml_file_names_the_stylesheet(self, site_with_files, path):
+        _, body = fetch(path)
+        assert body.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n' + INSTRUCTION)
+        assert_schema_valid(body)
+        assert validate(body, base_url=f"https://example.com{path}").findings == []
+
+    @pytest.mark.parametrize("path", ["/sitemap.xml", "/sitemap-articles-1.xml"])
+    def test_the_setting_removes_it(self, site_with_files, settings, path):
+        settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "STYLESHEET": False}
+        assert b"xml-stylesheet" not in fetch(path)[1]
+
+    def test_text_files_never_carry_it(self, site_with_files):
+        assert b"xml-stylesheet" not in fetch("/sitemap-articles-1.txt")[1]
+        assert fetch("/sitemap-articles-1.txt")[1].startswith(b"https://")
+
+    def test_built_files_name_it_too(self, site_with_files, tmp_path):
+        build(FileSystemStorage(location=str(tmp_path)))
+        for name in ("sitemap.xml", "sitemap-articles-1.xml"):
+            assert INSTRUCTION in (tmp_path / name).read_bytes()
+
+    @pytest.mark.urls("tests.no_app_urls")
+    def test_without_the_apps_urls_a_build_writes_its_own_copy(self, site_with_files, tmp_path):
+        build(FileSystemStorage(location=str(tmp_path)))
+        assert b'href="/sitemap.xsl"' in (tmp_path / "sitemap.xml").read_bytes()
+        assert (tmp_path / "sitemap.xsl").read_text() == XSL
+
+
+class TestStylesheet:
+    def test_served_as_xsl(self):
+        response = Client().get("/sitemap.xsl")
+        assert response.status_code == 200
+        assert response["Content-Type"] == "text/xsl; charset=utf-8"
+        assert response.content.decode() == XSL
+
+    def test_tables_from_a_real_xslt_processor(self, registry):
+        # lxml's libxslt is an XSLT 1.0 processor, as browsers have.
+        transform = etree.XSLT(etree.fromstring(XSL.encode()))
+        register(Article, lastmod_fields=["updated_at"], extensions=[Images(method="pics")])
+        urlset = (
+            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
+            'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1" '
+            'xmlns:xhtml="http://www.w3.org/1999/xhtml">'
+            "<url><loc>https://example.com/a</loc><lastmod>2024-01-03T12:00:00Z</lastmod>"
+            "<image:image><image:loc>https://example.com/1.jpg</image:loc></image:image>"
+            "<image:image><image:loc>https://example.com/2.jpg</image:loc></image:image>"
+            '<xhtml:link rel="alternate" hreflang="en" href="https://example.com/a"/>'
+            "</url><url><loc>https://example.com/b</loc></url></urlset>"
+        )
+        html = transform(etree.fromstring(urlset.encode()))
+        rows = html.xpath("//table[@id='urls']/tbody/tr")
+        assert len(rows) == 2
+        first = [cell.xpath("string()") for cell in rows[0].xpath("td")]
+        assert first == ["1", "https://example.com/a", "2024-01-03T12:00:00Z", "2", "1", "0", "0"]
+        assert rows[0].xpath("td/a/@href") == ["https://example.com/a"]
+
+
+# A real browser ------------------------------------------------------------------
+
+
+def _chromium() -> tuple[str, str]:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if browser is None or driver is None:
+        if os.environ.get("CI"):
+            pytest.fail("Chromium and ChromeDriver are missing (.ci/run installs them)")
+        pytest.skip("Chromium and ChromeDriver are not installed")
+    return browser, driver
+
+
+@pytest.fixture
+def browser():
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    binary, driver = _chromium()
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
+        options.add_argument(argument)
+    options.add_argument("--window-size=1200,900")
+    chrome = webdriver.Chrome(service=Service(driver), options=options)
+    try:
+        yield chrome
+    finally:
+        chrome.quit()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_browser_shows_the_index_and_a_file_as_tables(
+    live_server, settings, registry, browser, tmp_path
+):
+    from selenium.webdriver.common.by import By
+
+    settings.SITEMAPS_PLUS = {"BASE_URL": live_server.url, "CACHE": False}
+    register(Article, lastmod_fields=["updated_at"], limit=3)
+    articles(7, updated_at=at(3))
+    browser.get(f"{live_server.url}/sitemap.xml")
+    rows = browser.find_elements(By.CSS_SELECTOR, "table#sitemaps tbody tr")
+    assert len(rows) == 3
+    assert browser.find_element(By.ID, "count").text == "3"
+    first_link = rows[0].find_element(By.TAG_NAME, "a")
+    assert first_link.get_attribute("href") == f"{live_server.url}/sitemap-articles-1.xml"
+    # Screenshots for the docs: SCREENSHOT_DIR=docs/images when regenerating them.
+    screenshots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
+    browser.save_screenshot(str(screenshots / "styled-sitemap-index.png"))
+    first_link.click()
+    rows = browser.find_elements(By.CSS_SELECTOR, "table#urls tbody tr")
+    assert len(rows) == 3
+    cells = [cell.text for cell in rows[0].find_elements(By.TAG_NAME, "td")]
+    assert cells[1] == f"{live_server.url}/articles/article-0/"
+    assert cells[2] == "2024-01-03T12:00:00Z"
+    browser.save_screenshot(str(screenshots / "styled-sitemap-file.png"))
