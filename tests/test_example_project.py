@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +149,39 @@ class TestExampleProject:
         out = _run(path, *args, "--flush")
         assert "Flushed the demo tables." in out
         assert "Seeded 30 articles and 10 products" in out
+
+
+class TestDemoExtras:
+    PROBE = textwrap.dedent(
+        """
+        import json
+        import django
+        django.setup()
+        from django.contrib.auth import get_user_model
+        from django.test import Client
+        from lxml import etree
+
+        client = Client(HTTP_HOST="127.0.0.1")
+        robots = client.get("/robots.txt")
+        news = client.get("/sitemap-news-1.xml")
+        body = b"".join(news.streaming_content) if news.streaming else news.content
+        news_ns = {"news": "http://www.google.com/schemas/sitemap-news/0.9"}
+        print(json.dumps({
+            "robots": robots.content.decode(),
+            "news_status": news.status_code,
+            "news_entries": len(etree.fromstring(body).findall(".//news:news", news_ns))
+            if news.status_code == 200 else 0,
+            "superuser": get_user_model().objects.filter(
+                username="demo", is_superuser=True
+            ).exists(),
+        }))
+        """
+    )
+
+    def test_robots_news_and_the_demo_superuser(self, database: Path) -> None:
+        report = json.loads(_run(database, "-c", self.PROBE))
+        assert f"Sitemap: {BASE_URL}/sitemap.xml" in report["robots"]
+        # Seeded articles in the last two days: the news file is never empty.
+        assert report["news_status"] == 200
+        assert report["news_entries"] >= 5
+        assert report["superuser"]

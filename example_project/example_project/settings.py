@@ -107,4 +107,6 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 SITEMAPS_PLUS = {
     "BASE_URL": env.str("SITEMAPS_BASE_URL", default="http://127.0.0.1:8000"),
+    # /robots.txt with the Sitemap: line (the demo has no robots.txt of its own).
+    "ROBOTS_TXT": True,
 }

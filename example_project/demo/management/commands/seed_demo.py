@@ -96,6 +96,11 @@ MATERIALS = ["oak", "steel", "copper", "linen", "ceramic", "bamboo", "glass", "w
 
 # Share of articles that are drafts and of products that are inactive: rows
 # that exist but must never appear in the sitemap.
+#: Articles published in the last two days (the news file's content).
+RECENT_ARTICLES = 6
+#: The demo's admin login; printed by ./example_project/run. Demo only.
+DEMO_USER = "demo"
+DEMO_PASSWORD = "demo-only-not-secret"
 DRAFT_SHARE = 0.06
 INACTIVE_SHARE = 0.08
 
@@ -178,6 +183,7 @@ class Command(BaseCommand):
         self.span = timedelta(days=365 * options["years"]).total_seconds()
         batch_size: int = options["batch_size"]
 
+        self.demo_superuser()
         if options["flush"]:
             self.flush()
         else:
@@ -205,6 +211,18 @@ class Command(BaseCommand):
         )
 
     # -- helpers ----------------------------------------------------------------
+
+    def demo_superuser(self) -> None:
+        """A superuser for the demo's admin, with a published password: a demo only."""
+        from django.contrib.auth import get_user_model
+
+        users = get_user_model()
+        if not users.objects.filter(username=DEMO_USER).exists():
+            users.objects.create_superuser(DEMO_USER, "demo@example.com", DEMO_PASSWORD)
+            self.stdout.write(
+                f"Created the demo superuser {DEMO_USER!r} (password {DEMO_PASSWORD!r}); "
+                "demo data only, never on a real site."
+            )
 
     def flush(self) -> None:
         """Empty every demo table in one statement per table, resetting ids.
@@ -339,6 +357,10 @@ class Command(BaseCommand):
         if rng.random() < DRAFT_SHARE and number != 1:
             published = None
             changed = updated = self.random_past()  # a draft: created, never changed
+        elif number <= 1 + RECENT_ARTICLES:
+            # Published in the last two days: the Google News file is never empty.
+            published = self.now - timedelta(hours=self.rng.uniform(1, 40))
+            changed = updated = published
         else:
             published = self.random_past()
             # About a third of articles were edited after publication.
