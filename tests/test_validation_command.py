@@ -111,6 +111,7 @@ class TestOutput:
         assert set(first["findings"][0]) == {
             "rule",
             "title",
+            "element",
             "severity",
             "source",
             "line",
@@ -227,6 +228,7 @@ def test_each_finding_says_what_it_is_about(tmp_path):
     code, out, _ = run(str(bad), "--format", "json")
     (finding,) = [f for f in json.loads(out)["files"][0]["findings"] if f["rule"] == "SM406"]
     assert "priority" in finding["title"]
+    assert finding["element"] == "priority"
 
 
 def test_a_redirected_child_is_fetched_once():

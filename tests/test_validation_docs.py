@@ -28,6 +28,7 @@ def test_rule_ids_are_well_formed_and_hints_are_one_line():
         assert re.fullmatch(r"SM[1-9]\d{2}", rule_id)
         assert rule.hint and "\n" not in rule.hint
         assert rule.title and rule.example
+        assert rule.element, f"{rule_id} says what it is about"
 
 
 def test_command_is_documented():

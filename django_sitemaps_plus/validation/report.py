@@ -33,6 +33,7 @@ class Finding:
         return {
             "rule": self.rule.id,
             "title": self.rule.title,
+            "element": self.rule.element,
             "severity": self.rule.severity.value,
             "source": self.rule.source.value,
             "line": self.line,
@@ -199,6 +200,7 @@ def _text_finding(finding: Finding) -> Iterable[str]:
     rule = finding.rule
     # The title says what the finding is about; the message, what was found.
     yield f"    {where}: {rule.id} [{rule.source.value}] {rule.title}: {finding.message}"
+    yield f"      about: {rule.element}"
     if finding.url:
         yield f"      url: {finding.url}"
     yield f"      hint: {rule.hint}"

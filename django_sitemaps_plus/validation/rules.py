@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 
@@ -52,6 +52,10 @@ class Rule:
     hint: str
     #: A minimal input that triggers the rule, shown in the docs.
     example: str
+    #: What the finding is about: an element (``loc``, ``image:loc``), an
+    #: attribute (``xhtml:link@hreflang``), or a part of the file or of the
+    #: HTTP exchange (``XML declaration``, ``Content-Type``).
+    element: str = ""
 
 
 ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
@@ -684,7 +688,88 @@ _RULES: Final = (
 )
 
 #: id → rule, the single registry the checker, the reports and the docs use.
-RULES: Final[dict[str, Rule]] = {rule.id: rule for rule in _RULES}
+#: The element, attribute or part each rule concerns (Rule.element).
+_ELEMENTS: Final = {
+    "SM101": "encoding",
+    "SM102": "XML declaration",
+    "SM103": "XML declaration",
+    "SM104": "XML declaration",
+    "SM105": "byte order mark",
+    "SM106": "character data",
+    "SM110": "document",
+    "SM111": "DOCTYPE",
+    "SM112": "document",
+    "SM113": "gzip stream",
+    "SM114": "archive",
+    "SM115": "document",
+    "SM201": "root element",
+    "SM202": "xmlns",
+    "SM203": "url / sitemap",
+    "SM204": "urlset / sitemapindex",
+    "SM205": "url / sitemap",
+    "SM206": "url / sitemap",
+    "SM207": "loc",
+    "SM208": "url / sitemap",
+    "SM209": "url / sitemap",
+    "SM210": "loc / lastmod / changefreq / priority",
+    "SM301": "loc",
+    "SM302": "loc",
+    "SM303": "loc",
+    "SM304": "loc",
+    "SM305": "loc",
+    "SM306": "loc",
+    "SM307": "loc",
+    "SM310": "loc",
+    "SM311": "loc",
+    "SM312": "loc",
+    "SM313": "loc",
+    "SM314": "loc",
+    "SM315": "loc",
+    "SM316": "loc",
+    "SM317": "loc",
+    "SM401": "lastmod",
+    "SM402": "lastmod",
+    "SM403": "lastmod",
+    "SM404": "lastmod",
+    "SM405": "changefreq",
+    "SM406": "priority",
+    "SM501": "url",
+    "SM502": "sitemap",
+    "SM503": "document",
+    "SM601": "sitemap/loc",
+    "SM602": "sitemap/loc",
+    "SM603": "sitemap/loc",
+    "SM701": "HTTP redirect",
+    "SM702": "Content-Type",
+    "SM801": "image:image",
+    "SM802": "image:image",
+    "SM803": "image:image",
+    "SM804": "image:loc",
+    "SM811": "news:news",
+    "SM812": "news:language",
+    "SM813": "news:publication_date",
+    "SM814": "news:publication_date",
+    "SM815": "news:news",
+    "SM821": "video:video",
+    "SM822": "video:title",
+    "SM823": "video:description",
+    "SM824": "video:duration",
+    "SM825": "video:rating",
+    "SM826": "video:tag",
+    "SM827": "video:video",
+    "SM828": "video:content_loc / video:player_loc",
+    "SM829": "video:video",
+    "SM830": "video:video",
+    "SM841": "xhtml:link@hreflang",
+    "SM842": "xhtml:link@href",
+    "SM843": "xhtml:link",
+    "SM844": "xhtml:link",
+    "SM901": "line",
+}
+
+RULES: Final[dict[str, Rule]] = {
+    rule.id: replace(rule, element=_ELEMENTS[rule.id]) for rule in _RULES
+}
 
 
 def _cell(text: str, *, code: bool = False) -> str:
