@@ -31,6 +31,11 @@ CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.auth",
+    # The admin overview's tests (tests/test_admin_overview.py) add the
+    # middleware they need; here for their tables.
+    "django.contrib.admin",
+    "django.contrib.sessions",
+    "django.contrib.messages",
     "django.contrib.sites",
     "django.contrib.sitemaps",
     "django_sitemaps_plus",
@@ -48,12 +53,24 @@ SITE_ID = 1
 ROOT_URLCONF = "tests.urls"
 # The live server (browser tests) wraps the app in static and media handlers.
 STATIC_URL = "/static/"
-MIDDLEWARE: list[str] = []
+# What the admin needs (the overview's tests), and nothing that queries on its own.
+MIDDLEWARE: list[str] = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
         "APP_DIRS": True,
-        "OPTIONS": {"context_processors": ["django.template.context_processors.request"]},
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
     }
 ]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
