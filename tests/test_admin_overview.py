@@ -10,7 +10,6 @@ from lxml import etree
 
 from django_sitemaps_plus import register
 from tests.testapp.models import Article
-from tests.test_stylesheet import browser  # noqa: F401  (the headless Chromium fixture)
 from tests.utils import NS, articles, at, fetch
 
 OVERVIEW = "/admin/django_sitemaps_plus/sitemapoverview/"
