@@ -27,16 +27,11 @@ INSTALLED_APPS = [
     "wagtail",
     "modelcluster",
     "taggit",
-    "django.contrib.messages",
-    "django.contrib.sessions",
+    # django.contrib.admin, sessions and messages, with their middleware and
+    # context processors, come from tests.settings (the admin overview's tests).
     "tests.wagtailapp",
 ]
-MIDDLEWARE = [
-    *MIDDLEWARE,
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-]
+MIDDLEWARE = list(MIDDLEWARE)
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
