@@ -585,12 +585,14 @@ class _PkPage(Func):
 
     Truncating division is the same on SQLite, PostgreSQL and MySQL (whose
     ``/`` is decimal, hence ``DIV``); keys at or below ``width`` are page 1.
+    ``field``: the key column, when rows are paged by another table's key
+    (django CMS's page contents by their page's).
     """
 
     output_field = models.IntegerField()
 
-    def __init__(self, width: int) -> None:
-        super().__init__(models.F("pk"))
+    def __init__(self, width: int, field: str = "pk") -> None:
+        super().__init__(models.F(field))
         self.width = int(width)
 
     def as_sql(  # type: ignore[override]
@@ -1010,9 +1012,9 @@ class _ContribSite:
     pass (the current ``Site``, or a ``RequestSite``), with the domain of the
     response's URLs (``BASE_URL`` may name another host than the Site's).
 
+    Used when the site is not a saved model instance (``_contrib_site``):
     ``domain`` is all contrib itself reads; any other attribute (``pk``,
-    ``name``, as django CMS's ``CMSSitemap`` reads) is the real site's,
-    looked up only when read.
+    ``name``) is the real site's, looked up only when read.
     """
 
     def __init__(self, site: SiteContext) -> None:
@@ -1048,6 +1050,18 @@ class _ContribSite:
 
 
 def _contrib_site(site: SiteContext) -> Any:
+    """The site handed to a contrib sitemap's ``get_urls()``.
+
+    A saved site model instance (a Sites framework ``Site``) is handed as a
+    copy carrying the response's domain, so the sitemap may filter by it
+    (django CMS's ``CMSSitemap`` filters ``PageUrl`` rows by ``site``); any
+    other site goes through the lazy stand-in.
+    """
+    found = site.site
+    if isinstance(found, models.Model) and found.pk is not None and hasattr(found, "domain"):
+        own = copy.copy(found)
+        own.domain = site.netloc
+        return own
     return _ContribSite(site)
 
 

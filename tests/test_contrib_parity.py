@@ -382,6 +382,36 @@ def test_the_site_is_a_real_site(parity):
     assert read[-1] == (1, "Example")
 
 
+def test_the_site_can_be_filtered_by(parity):
+    """The site a sitemap is handed is a Site (django CMS's CMSSitemap filters
+    PageUrl rows by it, which a stand-in object breaks), on the response's host."""
+    handed: list[Any] = []
+
+    class FiltersBySite(Sitemap):  # type: ignore[type-arg]
+        site: Any = None  # the index counts items without get_urls(), as CMSSitemap
+
+        def items(self) -> Any:
+            handed.append(self.site)
+            site = self.site or Site.objects.get_current()
+            return Site.objects.filter(pk=site.pk).values_list("name", flat=True)
+
+        def location(self, item: str) -> str:
+            return f"/{item}/"
+
+        def get_urls(self, page: Any = 1, site: Any = None, protocol: Any = None) -> Any:
+            self.site = site
+            return super().get_urls(page=page, site=site, protocol=protocol)
+
+    Site.objects.filter(pk=1).update(name="Example")
+    Site.objects.clear_cache()
+    register(FiltersBySite, name="filters")
+    response, body = fetch("/sitemap-filters-1.xml")
+    assert response.status_code == 200, body
+    assert b"/Example/</loc>" in body
+    assert isinstance(handed[-1], Site) and handed[-1].domain == "example.com"
+    assert Site.objects.get(pk=1).domain == "example.com"  # the copy was changed, not the row
+
+
 def test_a_broken_item_is_left_out_and_logged(parity, caplog):
     class Broken(Sitemap):  # type: ignore[type-arg]
         def items(self) -> list[int]:
