@@ -33,6 +33,7 @@ def _ignored_suites() -> list[str]:
     suites = {
         "cms_wagtail": "tests.wagtail_settings",
         "cms_wagtail_swapped": "tests.wagtail_swapped_settings",
+        "cms_djangocms": "tests.djangocms_settings",
     }
     return [folder for folder, settings in suites.items() if settings != selected]
 

@@ -85,6 +85,23 @@ def fetch(url: str, client: Client | None = None, **headers: Any) -> tuple[Any, 
     return response, body
 
 
+def url_entries(body: bytes) -> dict[str, dict[str, Any]]:
+    """loc -> {"lastmod": text, "alternates": {hreflang: href}, "images": [loc]}
+    of a urlset (the CMS integrations' tests read files this way)."""
+    xhtml = "{http://www.w3.org/1999/xhtml}link"
+    image = ".//{http://www.google.com/schemas/sitemap-image/1.1}loc"
+    found: dict[str, dict[str, Any]] = {}
+    for element in etree.fromstring(body).iterfind("sm:url", NS):
+        found[element.findtext("sm:loc", namespaces=NS) or ""] = {
+            "lastmod": element.findtext("sm:lastmod", namespaces=NS),
+            "alternates": {
+                link.get("hreflang"): link.get("href") for link in element.iterfind(xhtml)
+            },
+            "images": [e.text for e in element.iterfind(image)],
+        }
+    return found
+
+
 @cache
 def _schema(path: Path) -> etree.XMLSchema:
     return etree.XMLSchema(etree.parse(str(path)))

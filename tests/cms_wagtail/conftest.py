@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 from django.core.cache import cache
-from lxml import etree
 from wagtail.models import Locale, Page, PageViewRestriction, Site
 
-from tests.utils import NS, fetch
+from tests.utils import fetch, url_entries
 from tests.wagtailapp.models import HomePage
 
 XHTML = "http://www.w3.org/1999/xhtml"
@@ -90,23 +89,7 @@ def entries(url: str = "/sitemap-pages-1.xml", **headers: Any) -> dict[str, dict
     headers.setdefault("secure", True)
     response, body = fetch(url, **headers)
     assert response.status_code == 200, body
-    found: dict[str, dict[str, Any]] = {}
-    for url_element in etree.fromstring(body).iterfind("sm:url", NS):
-        loc = url_element.findtext("sm:loc", namespaces=NS) or ""
-        found[loc] = {
-            "lastmod": url_element.findtext("sm:lastmod", namespaces=NS),
-            "alternates": {
-                link.get("hreflang"): link.get("href")
-                for link in url_element.iterfind(f"{{{XHTML}}}link")
-            },
-            "images": [
-                e.text
-                for e in url_element.iterfind(
-                    ".//{http://www.google.com/schemas/sitemap-image/1.1}loc"
-                )
-            ],
-        }
-    return found
+    return url_entries(body)
 
 
 def locs(url: str = "/sitemap-pages-1.xml", **headers: Any) -> set[str]:

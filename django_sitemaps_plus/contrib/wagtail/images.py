@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from django.core.checks import CheckMessage, Error
 from django.db import models
 
-from django_sitemaps_plus.extensions.images import DEFAULT_MAX_PER_URL, Images
+from django_sitemaps_plus.contrib.pages import PageEntry, PageImagesBase
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.sections import Section
@@ -63,25 +63,19 @@ def _address(image: Any) -> Any:
     return image.file if isinstance(image, AbstractImage) else image
 
 
-class PageImages(Images):
+class PageImages(PageImagesBase):
     """``image:image`` for each page from the images its type names.
 
     ``PageSection`` adds it by default when any page type names images.
     """
 
-    def __init__(self, *, max_per_url: int = DEFAULT_MAX_PER_URL) -> None:
-        self.field = None
-        self.method = None
-        self.prefetch = []
-        self.max_per_url = max_per_url
-
-    def fetch(self, section: Section, items: Sequence[Any]) -> Sequence[Any]:
+    def images_of(self, entries: Sequence[PageEntry]) -> dict[int, list[Any]]:
         from django.contrib.contenttypes.models import ContentType
 
         by_type: dict[int, list[int]] = {}
-        for item in items:
-            if getattr(item, "primary", True) and getattr(item, "content_type_id", None):
-                by_type.setdefault(item.content_type_id, []).append(item.pk)
+        for entry in entries:
+            if entry.content_type_id:
+                by_type.setdefault(entry.content_type_id, []).append(entry.pk)
         found: dict[int, list[Any]] = {}
         for content_type_id, keys in by_type.items():
             model = ContentType.objects.get_for_id(content_type_id).model_class()
@@ -89,7 +83,7 @@ class PageImages(Images):
                 continue
             for page in self._pages(model, keys):
                 found[page.pk] = [_address(image) for image in self._images_of(page)]
-        return [found.get(item.pk, []) if getattr(item, "primary", True) else [] for item in items]
+        return found
 
     @staticmethod
     def _pages(model: type[models.Model], keys: list[int]) -> models.QuerySet[Any]:

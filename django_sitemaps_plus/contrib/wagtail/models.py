@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import models
-from django.utils.translation import gettext_lazy as _
 from wagtail.models.panels import PanelPlaceholder
+
+from django_sitemaps_plus.contrib.pages import show_in_sitemap_field
 
 
 class _PromotePanels:
@@ -42,11 +43,7 @@ class SitemapPageMixin(models.Model):
     theirs too, or restrict the section with a view restriction).
     """
 
-    show_in_sitemap = models.BooleanField(
-        _("show in sitemap"),
-        default=True,
-        help_text=_("Whether a link to this page is listed in the XML sitemap."),
-    )
+    show_in_sitemap = show_in_sitemap_field()
 
     promote_panels: Any = _PromotePanels()
 

@@ -16,22 +16,20 @@ import logging
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import quote
 
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
-from django.core.checks import CheckMessage, Error
 from django.db import connections, models
 from django.db.models import Exists, F, OuterRef, Q
 from django.db.models.functions import Cast, Length, Substr
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
-from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus.contrib.pages import PageAlternates, PageEntry, alternate_links
 from django_sitemaps_plus.contrib.wagtail.sites import default_site, page_model
-from django_sitemaps_plus.extensions.base import Extension, loc_budget
-from django_sitemaps_plus.extensions.hreflang import X_DEFAULT, hreflang_code
+from django_sitemaps_plus.extensions.base import Extension
 from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import SiteContext, absolute_location
 from django_sitemaps_plus.sections import BATCH_ROWS, ModelSection, PageInfo, Row
@@ -45,23 +43,6 @@ _SERVE_PATH_RE = re.compile(r"(?:[\w\-]+/)*")
 #: The characters ``reverse()`` leaves unquoted in a path (Django's
 #: RFC3986_SUBDELIMS plus "/~:@").
 _PATH_SAFE = "!$&'()*+,;=/~:@"
-_LINK_TAGS = '<xhtml:link rel="alternate" hreflang="" href=""/>'
-
-
-@dataclass(eq=False)
-class PageEntry:
-    """One ``<url>`` of a page: the item the section's rows carry."""
-
-    pk: int
-    #: The ``xhtml:link`` alternates written in this entry ("" for none).
-    alternates: str = ""
-    content_type_id: int | None = None
-    #: False for the further entries of a page (its RoutablePage routes): they
-    #: carry no alternates and no images.
-    primary: bool = True
-
-    def __repr__(self) -> str:
-        return f"<page {self.pk}>"
 
 
 @dataclass(frozen=True)
@@ -163,35 +144,6 @@ class PagePaths:
         return path
 
 
-class _Alternates(Extension):
-    """The ``xhtml:link`` alternates ``PageSection`` computed for each entry."""
-
-    prefix: ClassVar[str] = "xhtml"
-    namespace: ClassVar[str] = protocol.XHTML_NS
-
-    def max_bytes(self, section: Any) -> int:
-        links = len(content_languages()) + (1 if section.x_default else 0)
-        longest = max([len(hreflang_code(c)) for c in content_languages()] + [len(X_DEFAULT)])
-        return links * (len(_LINK_TAGS) + longest + loc_budget(section))
-
-    def children(self, section: Any, item: Any, data: Any, site: SiteContext) -> str:
-        return str(item.alternates)
-
-    def check(self, section: Any) -> list[CheckMessage]:
-        default = section.x_default
-        if default and default not in content_languages():
-            return [
-                Error(
-                    f"Sitemap section {section.get_name()!r}: x_default={default!r} is not a "
-                    "Wagtail content language.",
-                    hint="One of WAGTAIL_CONTENT_LANGUAGES (or LANGUAGES), or None.",
-                    obj=section,
-                    id="sitemaps_plus.E102",
-                )
-            ]
-        return []
-
-
 class PageSection(ModelSection):
     """The live, public pages of the request's Wagtail site.
 
@@ -219,7 +171,9 @@ class PageSection(ModelSection):
         extensions = list(self.extensions) if "extensions" in options else self.default_extensions()
         # The alternates follow ``hreflang``, whatever else ``extensions`` lists.
         if self.uses_hreflang():
-            extensions.insert(0, _Alternates())
+            extensions.insert(
+                0, PageAlternates(content_languages, "WAGTAIL_CONTENT_LANGUAGES or LANGUAGES")
+            )
         self.extensions = extensions
 
     def default_extensions(self) -> list[Extension]:
@@ -467,32 +421,13 @@ class _Locator:
             self.section._drop(PageEntry(pk), why or "is invalid")
         return url
 
-    def _alternates(self, versions: list[tuple[str, str]]) -> str:
-        if len(versions) < 2:
-            return ""  # an untranslated page: no alternates
-        links = [
-            f'<xhtml:link rel="alternate" hreflang="{hreflang_code(language)}" '
-            f'href="{xml.escape(url)}"/>'
-            for language, url in sorted(versions)
-        ]
-        default = self.section.x_default
-        if default:
-            for language, url in versions:
-                if language == default:
-                    links.append(
-                        f'<xhtml:link rel="alternate" hreflang="{X_DEFAULT}" '
-                        f'href="{xml.escape(url)}"/>'
-                    )
-                    break
-        return "".join(links)
-
     def rows(self, batch: Sequence[tuple[Any, ...]], in_sql: bool) -> list[Row]:
         own = self._specific_urls([row[0] for row in batch if self._has_own_urls(row[2])])
         groups = self._translations(batch, own) if self.section.uses_hreflang() else {}
         out: list[Row] = []
         for pk, url_path, content_type_id, key, raw_lastmod in batch:
             lastmod = raw_lastmod if in_sql else format_w3c(raw_lastmod)
-            alternates = self._alternates(groups.get(key, []))
+            alternates = alternate_links(groups.get(key, []), self.section.x_default)
             if not self._has_own_urls(content_type_id):
                 entry = PageEntry(pk, alternates, content_type_id)
                 out.append((entry, self._url(url_path), lastmod, None))

@@ -1,0 +1,411 @@
+"""``PageSection``: a django CMS site's published pages as a sitemap section.
+
+One ``<url>`` per page and public language in which the page has a published
+version (djangocms-versioning), at its URL in that language, with reciprocal
+``xhtml:link`` alternates between the page's listed languages (itself
+included, also when it has one). Files are primary key ranges of the page
+table, as for any ``ModelSection``, each sized for a page in every public
+language.
+
+Left out: pages with no published version in a language (drafts,
+unpublished, archived), untranslated languages (django CMS's fallback
+renderings), redirect pages, ``login_required`` pages, pages whose view
+permissions (``PagePermission.can_view``, on the page or inherited) exclude
+anonymous visitors, pages unreachable because an ancestor is not published
+(no ``PageUrl.path``), page types, other sites' pages and pages an editor
+took out (``PageSitemapSettings``).
+
+``lastmod`` is the latest of the published version's time (``Version.modified``:
+set when it is published, moved by later changes of its content), the page
+content's own ``changed_date`` and its plugins' ``changed_date``: one SQL
+expression, aggregated per file for the index.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from django.conf import settings
+from django.contrib.contenttypes.models import ContentType
+from django.db import connections, models
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, Subquery
+from django.db.models.functions import Length, Substr
+from django.urls import NoReverseMatch, reverse
+from django.utils import translation
+
+from django_sitemaps_plus.contrib.djangocms.sites import as_cms_site
+from django_sitemaps_plus.contrib.pages import PageAlternates, PageEntry, alternate_links
+from django_sitemaps_plus.extensions.base import Extension
+from django_sitemaps_plus.lastmod import (
+    SQL_FORMAT_VENDORS,
+    GreatestIgnoringNulls,
+    W3CDatetime,
+    format_w3c,
+)
+from django_sitemaps_plus.location import SiteContext
+from django_sitemaps_plus.sections import (
+    ModelSection,
+    PageInfo,
+    Row,
+    _fetch_chunks,
+    _PkPage,
+)
+
+logger = logging.getLogger("django_sitemaps_plus")
+
+#: djangocms-versioning's state of the version a visitor sees.
+PUBLISHED = "published"
+#: A slug no page path needs quoting for (django CMS's ``SLUG_REGEXP``, ASCII).
+_PLAIN_PATH = re.compile(r"[0-9A-Za-z\-_./]+")
+_MARKER = "sitemaps-plus-path"
+
+
+def public_languages(site: Any) -> list[str]:
+    """The public languages of ``site`` (``CMS_LANGUAGES``)."""
+    from cms.utils.i18n import get_public_languages
+
+    return list(get_public_languages(site_id=site.pk))
+
+
+def all_public_languages() -> list[str]:
+    """Every site's public languages: what a page can be listed in (sizing)."""
+    from cms.utils.conf import get_cms_setting
+    from cms.utils.i18n import get_public_languages
+
+    site_ids = {key for key in get_cms_setting("LANGUAGES") if isinstance(key, int)}
+    site_ids.add(settings.SITE_ID)
+    codes: list[str] = []
+    for site_id in sorted(site_ids):
+        for code in get_public_languages(site_id=site_id):
+            if code not in codes:
+                codes.append(code)
+    return codes
+
+
+def view_restricted() -> Exists:
+    """Page contents whose page anonymous visitors may not view: a
+    ``can_view`` permission on the page itself, on its parent for its
+    children, or on an ancestor for its descendants (as ``PagePermission``'s
+    ``grant_on`` reads)."""
+    from cms.models import (
+        ACCESS_CHILDREN,
+        ACCESS_DESCENDANTS,
+        ACCESS_PAGE,
+        ACCESS_PAGE_AND_CHILDREN,
+        ACCESS_PAGE_AND_DESCENDANTS,
+        PagePermission,
+    )
+
+    own = Q(
+        page_id=OuterRef("page_id"),
+        grant_on__in=[ACCESS_PAGE, ACCESS_PAGE_AND_CHILDREN, ACCESS_PAGE_AND_DESCENDANTS],
+    )
+    parent = Q(
+        page_id=OuterRef("page__parent_id"),
+        grant_on__in=[ACCESS_CHILDREN, ACCESS_PAGE_AND_CHILDREN],
+    )
+    ancestor = Q(
+        grant_on__in=[ACCESS_DESCENDANTS, ACCESS_PAGE_AND_DESCENDANTS],
+        page__depth__lt=OuterRef("page__depth"),
+        _prefix=F("page__path"),
+    )
+    permissions = (
+        PagePermission.objects.filter(can_view=True)
+        .annotate(_prefix=Substr(OuterRef("page__path"), 1, Length("page__path")))
+        .filter(own | parent | ancestor)
+    )
+    return Exists(permissions)
+
+
+def hidden_by_editors() -> Exists:
+    """Page contents whose page an editor took out (``show_in_sitemap`` off)."""
+    from django_sitemaps_plus.contrib.djangocms.models import PageSitemapSettings
+
+    return Exists(
+        PageSitemapSettings.objects.filter(
+            extended_object_id=OuterRef("page_id"), show_in_sitemap=False
+        )
+    )
+
+
+def plugin_models() -> list[type[models.Model]]:
+    """Every concrete plugin model (a plugin's save is sent by its own class)."""
+    from cms.models import CMSPlugin
+    from django.apps import apps
+
+    return [
+        model
+        for model in apps.get_models()
+        if issubclass(model, CMSPlugin) and not model._meta.proxy
+    ]
+
+
+def lastmod_expression() -> Any:
+    """A page content's latest real change: its published version's time,
+    its own ``changed_date`` and its plugins' (a correlated MAX)."""
+    from cms.models import CMSPlugin, PageContent
+
+    content_type = ContentType.objects.get_for_model(PageContent)
+    plugins = (
+        CMSPlugin.objects.filter(
+            placeholder__content_type=content_type, placeholder__object_id=OuterRef("pk")
+        )
+        .order_by()
+        .values("placeholder__object_id")
+        .annotate(_latest=Max("changed_date"))
+        .values("_latest")
+    )
+    return GreatestIgnoringNulls(
+        F("versions__modified"),
+        F("changed_date"),
+        Subquery(plugins, output_field=models.DateTimeField()),
+        output_field=models.DateTimeField(),
+    )
+
+
+class PageSection(ModelSection):
+    """The published, public pages of the request's site, per language.
+
+    Registered as section ``"pages"`` by the integration's ``sitemaps``
+    module; unregister it (``site.unregister("pages")``) and register a
+    subclass to change an option.
+    """
+
+    name = "pages"
+    #: The language whose version ``x-default`` names; None: no x-default.
+    x_default: str | None = None
+    #: Plugin model label -> field names whose values are images (a filer
+    #: image, a file or a URL), beside plugins that name their own
+    #: (``sitemap_image_fields`` or ``sitemap_images()``); see ``PluginImages``.
+    image_plugins: dict[str, Sequence[str]] = {}
+
+    def __init__(self, model: type[models.Model] | None = None, **options: Any) -> None:
+        from cms.models import Page
+
+        super().__init__(model or Page, **options)
+        extensions = list(self.extensions) if "extensions" in options else self.default_extensions()
+        extensions.insert(0, PageAlternates(all_public_languages, "CMS_LANGUAGES"))
+        self.extensions = extensions
+
+    def default_extensions(self) -> list[Extension]:
+        """``PluginImages`` when a plugin names its images (or ``image_plugins`` does)."""
+        from django_sitemaps_plus.contrib.djangocms.images import PluginImages, image_sources
+
+        if image_sources(self.image_plugins):
+            return [PluginImages(self.image_plugins)]
+        return []
+
+    @property
+    def invalidated_by(self) -> list[type[models.Model]]:  # type: ignore[override]
+        """Pages, their contents, URLs, view permissions, placeholders,
+        plugins, versions, sites and editors' settings."""
+        from cms.models import Page, PageContent, PagePermission, PageUrl, Placeholder
+        from django.contrib.sites.models import Site
+        from djangocms_versioning.models import Version
+
+        from django_sitemaps_plus.contrib.djangocms.models import PageSitemapSettings
+
+        return [
+            Page,
+            PageContent,
+            PageUrl,
+            PagePermission,
+            Placeholder,
+            Version,
+            Site,
+            PageSitemapSettings,
+            *plugin_models(),
+        ]
+
+    # Which pages --------------------------------------------------------------
+
+    def contents(self, site: Any = None) -> models.QuerySet[Any]:
+        """The listed page contents: published, in a public language, no
+        redirect, on ``site`` (every site's with None), viewable by anyone,
+        reachable and not taken out by an editor; ``_path`` is the page's
+        path in the content's language."""
+        from cms.models import PageContent, PageUrl
+        from cms.utils.conf import get_cms_setting
+
+        queryset: models.QuerySet[Any] = PageContent._base_manager.filter(
+            versions__state=PUBLISHED,
+            page__is_page_type=False,
+            page__login_required=False,
+        ).filter(Q(redirect="") | Q(redirect__isnull=True))
+        if site is None:
+            queryset = queryset.filter(language__in=all_public_languages())
+        else:
+            site = as_cms_site(site)
+            queryset = queryset.filter(page__site=site, language__in=public_languages(site))
+        if get_cms_setting("PUBLIC_FOR") != "all":
+            # Only staff may see pages at all: nothing is public.
+            nothing: models.QuerySet[Any] = queryset.none()
+            return nothing
+        if get_cms_setting("PERMISSION"):
+            queryset = queryset.exclude(view_restricted())
+        path = PageUrl.objects.filter(page_id=OuterRef("page_id"), language=OuterRef("language"))
+        listed: models.QuerySet[Any] = (
+            queryset.exclude(hidden_by_editors())
+            .annotate(_path=Subquery(path.values("path")[:1]))
+            .filter(_path__isnull=False)
+        )
+        return listed
+
+    def get_queryset(self, site: Any = None) -> models.QuerySet[Any]:
+        """The pages with at least one listed content (lazy: no query runs
+        until the queryset does)."""
+        pages: models.QuerySet[Any] = self.get_model()._default_manager.filter(
+            pk__in=self.contents(site).values("page_id")
+        )
+        return pages
+
+    # Sizing -------------------------------------------------------------------
+
+    def urls_per_item(self) -> int:
+        """A page gives one ``<url>`` per public language."""
+        return max(1, len(all_public_languages())) * super().urls_per_item()
+
+    # Index --------------------------------------------------------------------
+
+    def _contents_for(self, site: SiteContext | None) -> models.QuerySet[Any]:
+        return self.contents(site.site if site is not None else None)
+
+    def index_pages(self, site: SiteContext) -> list[PageInfo]:
+        width = self.items_per_file()
+        rows = (
+            self._contents_for(site)
+            .order_by()
+            .annotate(_sitemaps_page=_PkPage(width, "page_id"))
+            .values("_sitemaps_page")
+            .annotate(_n=Count("pk"), _m=Max(lastmod_expression()))
+            .order_by("_sitemaps_page")
+        )
+        return [PageInfo(row["_sitemaps_page"], _as_lastmod(row["_m"]), row["_n"]) for row in rows]
+
+    def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
+        if number < 1:
+            return None
+        found = (
+            self._contents_for(site)
+            .filter(**self._page_range(number))
+            .aggregate(_n=Count("pk"), _m=Max(lastmod_expression()))
+        )
+        if not found["_n"]:
+            return None
+        return PageInfo(number, _as_lastmod(found["_m"]), found["_n"])
+
+    def _page_range(self, number: int) -> dict[str, int]:
+        return {
+            f"page_id{key.removeprefix('pk')}": value
+            for key, value in self._pk_range(number).items()
+        }
+
+    # Rows ---------------------------------------------------------------------
+
+    def location(self, item: Any) -> str:
+        """A page's URL in the active language (IndexNow has one page at hand)."""
+        from cms.models import Page
+
+        page = item if isinstance(item, Page) else Page.objects.get(pk=self.item_pk(item))
+        return str(page.get_absolute_url() or "")
+
+    def item_pk(self, item: Any) -> Any:
+        return item.pk if isinstance(item, PageEntry) else super().item_pk(item)
+
+    def _page_rows(
+        self, number: int, site: SiteContext, info: PageInfo | None = None
+    ) -> Iterator[list[Row]]:
+        contents = self._contents_for(site).filter(**self._page_range(number))
+        in_sql = settings.USE_TZ and connections[contents.db].vendor in SQL_FORMAT_VENDORS
+        expression = lastmod_expression()
+        lastmod = W3CDatetime(expression, date_only=False) if in_sql else expression
+        rows = contents.order_by("page_id", "language").values_list(
+            "pk", "page_id", "language", "_path", "page__is_home", lastmod
+        )
+        locator = _Locator(self, site)
+        pending: list[tuple[Any, ...]] = []
+        for chunk in _fetch_chunks(rows):
+            # A page's languages stay in one batch: its alternates need them all.
+            last_page = chunk[-1][1]
+            complete = [row for row in pending + chunk if row[1] != last_page]
+            pending = [row for row in pending + chunk if row[1] == last_page]
+            if complete:
+                yield locator.rows(complete, in_sql)
+        if pending:
+            yield locator.rows(pending, in_sql)
+
+
+def _as_lastmod(value: Any) -> Any:
+    from django_sitemaps_plus.lastmod import to_utc
+
+    return to_utc(value)
+
+
+class _Locator:
+    """URLs and alternates of one request's page contents, a batch at a time."""
+
+    def __init__(self, section: PageSection, site: SiteContext) -> None:
+        self.section = section
+        self.site = site
+        self._templates: dict[str, tuple[str, str] | None] = {}
+        self._roots: dict[str, str | None] = {}
+
+    def _reverse(self, language: str, name: str, **kwargs: Any) -> str | None:
+        try:
+            with translation.override(language):
+                return reverse(name, kwargs=kwargs or None)
+        except NoReverseMatch:
+            return None
+
+    def _root(self, language: str) -> str | None:
+        if language not in self._roots:
+            self._roots[language] = self._reverse(language, "pages-root")
+        return self._roots[language]
+
+    def _template(self, language: str) -> tuple[str, str] | None:
+        """The page URL pattern reversed once per language, split around the path."""
+        if language not in self._templates:
+            url = self._reverse(language, "pages-details-by-slug", slug=_MARKER)
+            if url is None or _MARKER not in url:
+                self._templates[language] = None
+            else:
+                head, tail = url.split(_MARKER, 1)
+                self._templates[language] = (head, tail)
+        return self._templates[language]
+
+    def path(self, language: str, path: str, is_home: bool) -> str | None:
+        if is_home:
+            return self._root(language)
+        template = self._template(language)
+        if template is not None and _PLAIN_PATH.fullmatch(path):
+            return template[0] + path + template[1]
+        return self._reverse(language, "pages-details-by-slug", slug=path)
+
+    def rows(self, batch: Sequence[tuple[Any, ...]], in_sql: bool) -> list[Row]:
+        urls: list[str | None] = []
+        versions: dict[int, list[tuple[str, str]]] = {}
+        for _pk, page_id, language, path, is_home, _lastmod in batch:
+            located = self.path(language, path, is_home)
+            url = None if located is None else self.site.absolute(located)
+            if url is None:
+                logger.warning(
+                    "Sitemap section %r: page %s has no URL in %r; not listed.",
+                    self.section.get_name(),
+                    page_id,
+                    language,
+                )
+            else:
+                versions.setdefault(page_id, []).append((language, url))
+            urls.append(url)
+        alternates = {
+            page_id: alternate_links(found, self.section.x_default, minimum=1)
+            for page_id, found in versions.items()
+        }
+        out: list[Row] = []
+        for (pk, page_id, _language, _path, _home, raw), url in zip(batch, urls):
+            lastmod = raw if in_sql else format_w3c(_as_lastmod(raw))
+            out.append((PageEntry(pk, alternates.get(page_id, "")), url, lastmod, None))
+        return out
