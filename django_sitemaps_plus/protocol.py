@@ -34,14 +34,6 @@ MAX_FILE_BYTES: Final = 52_428_800
 MAX_LOC_LENGTH: Final = 2_048
 #: Yandex's error reference flags URLs longer than 1,024 characters.
 YANDEX_MAX_LOC_LENGTH: Final = 1_024
-#: Google: at most 1,000 image:image per url.
-MAX_IMAGES_PER_URL: Final = 1_000
-#: No engine states a limit for video:video per url; this project holds them
-#: to the images' bound, so one entry cannot fill a file.
-MAX_VIDEOS_PER_URL: Final = 1_000
-#: Google News: at most 1,000 news:news per file, published in the last 2 days.
-MAX_NEWS_PER_FILE: Final = 1_000
-NEWS_WINDOW_DAYS: Final = 2
 
 # Values ---------------------------------------------------------------------
 
@@ -127,47 +119,16 @@ def loc_problem(loc: str) -> str | None:
     return None
 
 
-# Validator and extension limits ------------------------------------------------
-# Appended for the validator (django_sitemaps_plus.validation); the generator-side
-# extensions import the same numbers.
+# Validator limits ---------------------------------------------------------------
+# The extensions' limits (images, news, video, hreflang) are declared beside
+# their writers, in django_sitemaps_plus.extensions.rules.
 
 #: The official sitemap.xsd types <loc> as tLoc with minLength 12, stricter than
 #: the protocol text (a validator reports it as XSD-only advice).
 XSD_MIN_LOC_LENGTH: Final = 12
-#: Google Video: title at most 100 characters, description at most 2,048,
-#: duration 1 to 28,800 seconds (8 hours), rating 0.0 to 5.0, at most 32 tags.
-MAX_VIDEO_TITLE_LENGTH: Final = 100
-MAX_VIDEO_DESCRIPTION_LENGTH: Final = 2_048
-MIN_VIDEO_DURATION: Final = 1
-MAX_VIDEO_DURATION: Final = 28_800
-MIN_VIDEO_RATING: Final = 0.0
-MAX_VIDEO_RATING: Final = 5.0
-MAX_VIDEO_TAGS: Final = 32
-#: Google Video: these children must be "yes" or "no".
-VIDEO_YES_NO_TAGS: Final = frozenset({"family_friendly", "requires_subscription", "live"})
-#: Tags Google stopped using (images on 2022-08-06, video in 2022): emitting
-#: them is harmless but pointless.
-DEPRECATED_IMAGE_TAGS: Final = frozenset({"caption", "title", "geo_location", "license"})
-DEPRECATED_VIDEO_TAGS: Final = frozenset({"category", "gallery_loc", "price", "tvshow"})
 #: When at least this many entries of one file all carry the same lastmod, it is
 #: most likely the generation time, not a content change (Google's advice).
 SAME_LASTMOD_MIN_ENTRIES: Final = 3
 #: Largest number of nested index levels a validator follows (Google supports
 #: none: an index lists sitemaps, not other indexes).
 MAX_INDEX_DEPTH: Final = 3
-
-#: Google News: an ISO 639 language code (two or three letters), except zh-cn
-#: and zh-tw for Simplified and Traditional Chinese.
-NEWS_LANGUAGE_RE: Final = re.compile(r"[a-z]{2,3}|zh-cn|zh-tw")
-#: hreflang: an ISO 639-1 language, optionally a script (ISO 15924) and/or a
-#: region (ISO 3166-1 alpha-2 or UN M.49), or x-default. Case-insensitive.
-HREFLANG_RE: Final = re.compile(
-    r"x-default|[a-z]{2}(?:-[a-z]{4})?(?:-(?:[a-z]{2}|\d{3}))?", re.IGNORECASE
-)
-
-# Extension limits used by the generator (django_sitemaps_plus.extensions) ------
-
-#: Google Video: the uploader's name is at most 255 characters.
-MAX_VIDEO_UPLOADER_LENGTH: Final = 255
-#: Google Video: platform values, space-separated, with relationship allow/deny.
-VIDEO_PLATFORMS: Final = frozenset({"web", "mobile", "tv"})

@@ -12,6 +12,7 @@ from django.test import TestCase, override_settings
 from django_sitemaps_plus import ModelSection, Section, protocol
 from django_sitemaps_plus.checks import check_sections
 from django_sitemaps_plus.extensions import Images
+from django_sitemaps_plus.extensions.rules import images as image_rules
 from django_sitemaps_plus.registry import site
 from tests.i18napp.models import Gallery, Photo
 from tests.i18napp.xmlcheck import NS, assert_valid, urlset
@@ -127,7 +128,7 @@ class ImageTests(TestCase):
     def test_never_writes_deprecated_tags(self) -> None:
         site.register(GallerySection)
         _, body = fetch("/sitemap-galleries-1.xml")
-        for tag in protocol.DEPRECATED_IMAGE_TAGS:
+        for tag in image_rules.DEPRECATED_TAGS:
             assert f"image:{tag}".encode() not in body
 
     def test_past_max_per_url_logged_not_silent(self) -> None:
@@ -177,7 +178,7 @@ class ImageTests(TestCase):
         site.register(
             GallerySection,
             max_loc_length=100,
-            extensions=[Images("photos__file", max_per_url=protocol.MAX_IMAGES_PER_URL)],
+            extensions=[Images("photos__file", max_per_url=image_rules.MAX_IMAGES_PER_URL)],
         )
         with self.assertLogs("django_sitemaps_plus", logging.WARNING) as logs:
             _, body = fetch("/sitemap-galleries-1.xml")

@@ -11,10 +11,10 @@ import pytest
 from django.core.checks import Error
 from django.test import TestCase, override_settings
 
-from django_sitemaps_plus import protocol
 from django_sitemaps_plus.checks import check_sections
 from django_sitemaps_plus.extensions import Images, NewsSection
 from django_sitemaps_plus.extensions.news import news_language
+from django_sitemaps_plus.extensions.rules import news as news_rules
 from django_sitemaps_plus.location import SiteContext
 from django_sitemaps_plus.registry import site
 from tests.i18napp.models import Dispatch, NewsItem
@@ -142,7 +142,7 @@ class NewsTests(TestCase):
             _, first = fetch("/sitemap-news-1.xml")
             _, second = fetch("/sitemap-news-2.xml")
         root = assert_valid(first)
-        assert len(root.findall("sm:url", NS)) == protocol.MAX_NEWS_PER_FILE
+        assert len(root.findall("sm:url", NS)) == news_rules.MAX_NEWS_PER_FILE
         # Newest first: the oldest article is alone on page 2.
         assert locs(second) == ["https://example.com/news/n1000/"]
         assert fetch("/sitemap-news-3.xml")[0].status_code == 404
@@ -169,7 +169,7 @@ class NewsTests(TestCase):
                 _, text = fetch("/sitemap-news-3.txt")
         assert locs(body)[0] == "https://example.com/news/n1000/"
         assert locs(body)[-1] == "https://example.com/news/n1999/"
-        assert len(locs(body)) == protocol.MAX_NEWS_PER_FILE
+        assert len(locs(body)) == news_rules.MAX_NEWS_PER_FILE
         assert text.decode().split() == [
             f"https://example.com/news/n{i}/" for i in range(2_000, 2_500)
         ]
@@ -178,7 +178,7 @@ class NewsTests(TestCase):
         assert section is not None
         with clock(NOW), self.assertNumQueries(1):
             assert section.expires_at(1, SITE) == NOW - dt.timedelta(minutes=2_500) + dt.timedelta(
-                days=protocol.NEWS_WINDOW_DAYS
+                days=news_rules.WINDOW_DAYS
             )
 
     def test_with_images(self) -> None:

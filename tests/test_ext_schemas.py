@@ -16,6 +16,7 @@ from lxml import etree
 
 from django_sitemaps_plus import ModelSection, protocol
 from django_sitemaps_plus.extensions import Hreflang, Images, Video, VideoInfo
+from django_sitemaps_plus.extensions.rules import images as image_rules
 from django_sitemaps_plus.registry import site
 from tests.i18napp.models import Gallery
 from tests.i18napp.xmlcheck import assert_valid, official_schema, our_schema
@@ -79,7 +80,7 @@ class OurSchemaTests(TestCase):
     def test_image_deprecated_tags_rejected(self) -> None:
         loc = "<image:loc>https://example.com/a.jpg</image:loc>"
         assert not self.invalid(f"<image:image>{loc}</image:image>", "image")
-        for tag in protocol.DEPRECATED_IMAGE_TAGS:
+        for tag in image_rules.DEPRECATED_TAGS:
             child = f"<image:{tag}>x</image:{tag}>"
             assert self.invalid(f"<image:image>{loc}{child}</image:image>", "image"), tag
 

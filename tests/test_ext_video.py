@@ -13,9 +13,10 @@ from django.db import connection
 from django.test import TestCase, override_settings
 from django.test.utils import CaptureQueriesContext
 
-from django_sitemaps_plus import ModelSection, Section, protocol
+from django_sitemaps_plus import ModelSection, Section
 from django_sitemaps_plus.checks import check_sections
 from django_sitemaps_plus.extensions import Video, VideoInfo
+from django_sitemaps_plus.extensions.rules import video as video_rules
 from django_sitemaps_plus.registry import site
 from tests.i18napp.models import Clip, Gallery, Photo
 from tests.i18napp.xmlcheck import NS, assert_valid, urlset
@@ -111,7 +112,7 @@ class VideoTests(TestCase):
                 prefixes=["video"],
             ),
         )
-        for tag in protocol.DEPRECATED_VIDEO_TAGS:
+        for tag in video_rules.DEPRECATED_TAGS:
             assert f"video:{tag}".encode() not in body
 
     def test_from_fields_one_query_per_batch(self) -> None:
@@ -252,7 +253,7 @@ class VideoTests(TestCase):
         assert b"video:rating" not in body
         assert b"video:restriction" not in body
         assert b"video:platform" not in body
-        assert body.count(b"<video:tag>") == protocol.MAX_VIDEO_TAGS
+        assert body.count(b"<video:tag>") == video_rules.MAX_TAGS
 
     def test_internationalised_hosts_in_idna_form(self) -> None:
         info = VideoInfo(

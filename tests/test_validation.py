@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from django_sitemaps_plus import protocol
+from django_sitemaps_plus.extensions.rules import hreflang as hreflang_rules
 from django_sitemaps_plus.validation import (
     RULES,
     Severity,
     UnreadableTarget,
     assert_valid_sitemap,
-    parser,
     validate,
 )
 from django_sitemaps_plus.validation.report import render_json, render_text
@@ -484,7 +484,7 @@ def test_links_waiting_for_their_entry_are_bounded(monkeypatch):
     body = alternates(EN, versions) + "".join(url(loc=other) for other in others)
     report = validate(urlset(body), now=NOW)
     assert [f.url for f in report.findings if f.rule.id == "SM844"] == others
-    monkeypatch.setattr(parser, "MAX_PENDING_ALTERNATES", 2)
+    monkeypatch.setattr(hreflang_rules, "MAX_PENDING_ALTERNATES", 2)
     report = validate(urlset(body), now=NOW)
     assert [f.url for f in report.findings if f.rule.id == "SM844"] == others[:2]
 

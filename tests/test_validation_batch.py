@@ -204,3 +204,20 @@ def test_same_findings_whatever_the_chunks(chunk, monkeypatch):
         "<bar> directly under <urlset>",
         "<baz> directly under <urlset>",
     ]
+
+
+@pytest.mark.parametrize("chunk", [97, 65_536])
+def test_fast_path_matches_on_empty_hrefs(chunk, monkeypatch):
+    """Batches of one shape whose links all have href="": each is SM842 on
+    both paths (an empty href once passed the batch's whole-list URL test)."""
+    body = "".join(
+        f'<url><loc>{SITE}/p/{n}</loc><xhtml:link rel="alternate" hreflang="en" href=""/></url>'
+        for n in range(1_000)
+    )
+    data = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<urlset xmlns="{protocol.SITEMAP_NS}" xmlns:xhtml="{protocol.XHTML_NS}">{body}</urlset>'
+    ).encode()
+    expected = run(data, chunk, fast=False, monkeypatch=monkeypatch)
+    assert run(data, chunk, fast=True, monkeypatch=monkeypatch) == expected
+    assert [finding["rule"] for finding in expected[1]] == ["SM842"] * 1_000

@@ -43,13 +43,14 @@ from django_sitemaps_plus.extensions.base import (
     instances,
     loc_budget,
 )
+from django_sitemaps_plus.extensions.rules import hreflang as rules
 from django_sitemaps_plus.location import absolute_location, to_uri
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.location import SiteContext
     from django_sitemaps_plus.sections import Section
 
-X_DEFAULT = "x-default"
+X_DEFAULT = rules.X_DEFAULT
 _LINK_TAGS = '<xhtml:link rel="alternate" hreflang="" href=""/>'
 
 
@@ -268,7 +269,7 @@ class Hreflang(Extension):
             )
         for language in languages:
             code = self.get_code(language)
-            if not protocol.HREFLANG_RE.fullmatch(code):
+            if not rules.VALUE_RE.fullmatch(code):
                 errors.append(
                     Error(
                         f"{label}: {code!r} (for {language!r}) is not an hreflang value.",

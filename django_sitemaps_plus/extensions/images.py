@@ -43,6 +43,7 @@ from django_sitemaps_plus.extensions.base import (
     method_values,
     resolve_field,
 )
+from django_sitemaps_plus.extensions.rules import images as rules
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.location import SiteContext
@@ -138,7 +139,7 @@ class Images(Extension):
                 item,
                 left_out,
                 self.max_per_url,
-                protocol.MAX_IMAGES_PER_URL,
+                rules.MAX_IMAGES_PER_URL,
                 self.max_per_url,
             )
         return "".join(parts)
@@ -149,13 +150,12 @@ class Images(Extension):
         label = f"Sitemap section {section.get_name()!r}"
         errors: list[CheckMessage] = []
         if not (
-            isinstance(self.max_per_url, int)
-            and 1 <= self.max_per_url <= protocol.MAX_IMAGES_PER_URL
+            isinstance(self.max_per_url, int) and 1 <= self.max_per_url <= rules.MAX_IMAGES_PER_URL
         ):
             errors.append(
                 Error(
                     f"{label}: Images(max_per_url={self.max_per_url!r}) must be 1 to "
-                    f"{protocol.MAX_IMAGES_PER_URL:,}.",
+                    f"{rules.MAX_IMAGES_PER_URL:,}.",
                     hint="Google reads at most 1,000 image:image per <url>.",
                     obj=section,
                     id="sitemaps_plus.E111",

@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from django_sitemaps_plus import protocol, xml
 from django_sitemaps_plus.extensions.base import Extension, resolve_field
+from django_sitemaps_plus.extensions.rules import news as rules
 from django_sitemaps_plus.lastmod import format_w3c, latest
 from django_sitemaps_plus.sections import ModelSection, PageInfo, Section
 
@@ -172,12 +173,12 @@ class NewsSection(ModelSection):
 
     def urls_per_file(self) -> int:
         # Google News: at most 1,000 news:news per file.
-        return min(super().urls_per_file(), protocol.MAX_NEWS_PER_FILE)
+        return min(super().urls_per_file(), rules.MAX_NEWS_PER_FILE)
 
     # The window -----------------------------------------------------------------
 
     def _window(self, now: dt.datetime) -> models.QuerySet[Any]:
-        cutoff = now - dt.timedelta(days=protocol.NEWS_WINDOW_DAYS)
+        cutoff = now - dt.timedelta(days=rules.WINDOW_DAYS)
         window: models.QuerySet[Any] = self.get_queryset().filter(
             **{f"{self.date_field}__gt": cutoff, f"{self.date_field}__lte": now}
         )
@@ -191,7 +192,7 @@ class NewsSection(ModelSection):
         """One aggregate: the oldest article in the window, the next scheduled
         one and the newest one that has left."""
         date = self.date_field
-        cutoff = now - dt.timedelta(days=protocol.NEWS_WINDOW_DAYS)
+        cutoff = now - dt.timedelta(days=rules.WINDOW_DAYS)
         return self.get_queryset().aggregate(
             oldest=Min(date, filter=Q(**{f"{date}__gt": cutoff, f"{date}__lte": now})),
             upcoming=Min(date, filter=Q(**{f"{date}__gt": now})),
@@ -212,7 +213,7 @@ class NewsSection(ModelSection):
 
     @staticmethod
     def _expiry(clock: dict[str, Any]) -> dt.datetime | None:
-        window = dt.timedelta(days=protocol.NEWS_WINDOW_DAYS)
+        window = dt.timedelta(days=rules.WINDOW_DAYS)
         moments = [clock["upcoming"], clock["oldest"] and clock["oldest"] + window]
         return min((m for m in moments if m is not None), default=None)
 
@@ -232,7 +233,7 @@ class NewsSection(ModelSection):
 
     def _pages(self, window: _Window) -> list[PageInfo]:
         departed = window.clock["departed"]
-        left_at = departed + dt.timedelta(days=protocol.NEWS_WINDOW_DAYS) if departed else None
+        left_at = departed + dt.timedelta(days=rules.WINDOW_DAYS) if departed else None
         # Pages are newest first, so an article arriving or leaving shifts
         # every file: they share the lastmod of the whole window.
         lastmod = latest([*window.lastmods, left_at])
@@ -330,7 +331,7 @@ class NewsSection(ModelSection):
         except LookupError as exc:
             errors.append(Error(f"{label}: title_field {exc}.", obj=self, id="sitemaps_plus.E124"))
         language = self.get_publication_language()
-        if not protocol.NEWS_LANGUAGE_RE.fullmatch(language):
+        if not rules.LANGUAGE_RE.fullmatch(language):
             errors.append(
                 Error(
                     f"{label}: publication language {language!r} is not an ISO 639 code "

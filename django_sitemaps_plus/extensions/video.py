@@ -41,6 +41,7 @@ from django_sitemaps_plus.extensions.base import (
     method_values,
     resolve_field,
 )
+from django_sitemaps_plus.extensions.rules import video as rules
 from django_sitemaps_plus.lastmod import format_w3c
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ Relationship = Literal["allow", "deny"]
 #: character description in any script, the locations and 32 short tags.
 DEFAULT_MAX_BYTES_PER_VIDEO = 16_384
 _COUNTRIES_RE = re.compile(r"[A-Z]{2}(?: [A-Z]{2})*")
-_PLATFORMS = protocol.VIDEO_PLATFORMS
+_PLATFORMS = rules.PLATFORMS
 
 
 @dataclass(frozen=True)
@@ -189,11 +190,11 @@ class Video(Extension):
         label = f"Sitemap section {section.get_name()!r}"
         errors: list[CheckMessage] = []
         model = getattr(section, "model", None)
-        if not 1 <= self.max_per_url <= protocol.MAX_VIDEOS_PER_URL:
+        if not 1 <= self.max_per_url <= rules.MAX_VIDEOS_PER_URL:
             errors.append(
                 Error(
                     f"{label}: Video(max_per_url={self.max_per_url!r}) must be 1 to "
-                    f"{protocol.MAX_VIDEOS_PER_URL:,}.",
+                    f"{rules.MAX_VIDEOS_PER_URL:,}.",
                     obj=section,
                     id="sitemaps_plus.E133",
                 )
@@ -243,8 +244,8 @@ class Video(Extension):
                 )
             )
         limits = {
-            "title": protocol.MAX_VIDEO_TITLE_LENGTH,
-            "description": protocol.MAX_VIDEO_DESCRIPTION_LENGTH,
+            "title": rules.MAX_TITLE_LENGTH,
+            "description": rules.MAX_DESCRIPTION_LENGTH,
         }
         for name, path in self.fields.items():
             try:
@@ -328,16 +329,16 @@ def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
         return None
     title = (video.title or "").strip()
     description = (video.description or "").strip()
-    if not title or len(title) > protocol.MAX_VIDEO_TITLE_LENGTH:
+    if not title or len(title) > rules.MAX_TITLE_LENGTH:
         log(
             f"has a title of {len(title)} characters "
-            f"(1 to {protocol.MAX_VIDEO_TITLE_LENGTH:,} allowed); video left out"
+            f"(1 to {rules.MAX_TITLE_LENGTH:,} allowed); video left out"
         )
         return None
-    if not description or len(description) > protocol.MAX_VIDEO_DESCRIPTION_LENGTH:
+    if not description or len(description) > rules.MAX_DESCRIPTION_LENGTH:
         log(
             f"has a description of {len(description):,} characters "
-            f"(1 to {protocol.MAX_VIDEO_DESCRIPTION_LENGTH:,} allowed); video left out"
+            f"(1 to {rules.MAX_DESCRIPTION_LENGTH:,} allowed); video left out"
         )
         return None
     content = player = None
@@ -363,24 +364,24 @@ def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
         parts.append(f"<video:player_loc>{xml.escape(player)}</video:player_loc>")
     if video.duration is not None:
         duration = int(video.duration)
-        if protocol.MIN_VIDEO_DURATION <= duration <= protocol.MAX_VIDEO_DURATION:
+        if rules.duration_ok(duration):
             parts.append(f"<video:duration>{duration}</video:duration>")
         else:
             log(
-                f"has a duration of {duration} s ({protocol.MIN_VIDEO_DURATION} to "
-                f"{protocol.MAX_VIDEO_DURATION:,} allowed); duration left out"
+                f"has a duration of {duration} s ({rules.MIN_DURATION} to "
+                f"{rules.MAX_DURATION:,} allowed); duration left out"
             )
     expiration = _date(video.expiration_date, "expiration_date", log)
     if expiration:
         parts.append(f"<video:expiration_date>{expiration}</video:expiration_date>")
     if video.rating is not None:
         rating = Decimal(str(video.rating))
-        if protocol.MIN_VIDEO_RATING <= rating <= protocol.MAX_VIDEO_RATING:
+        if rules.rating_ok(rating):
             parts.append(f"<video:rating>{rating}</video:rating>")
         else:
             log(
-                f"has a rating of {rating} ({protocol.MIN_VIDEO_RATING} to "
-                f"{protocol.MAX_VIDEO_RATING} allowed); rating left out"
+                f"has a rating of {rating} ({rules.MIN_RATING} to "
+                f"{rules.MAX_RATING} allowed); rating left out"
             )
     if video.view_count is not None:
         view_count = int(video.view_count)
@@ -392,12 +393,12 @@ def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
     if published:
         parts.append(f"<video:publication_date>{published}</video:publication_date>")
     tags = [t.strip() for t in video.tags if t and t.strip()]
-    if len(tags) > protocol.MAX_VIDEO_TAGS:
+    if len(tags) > rules.MAX_TAGS:
         log(
-            f"has {len(tags)} tags ({protocol.MAX_VIDEO_TAGS} allowed); the first "
-            f"{protocol.MAX_VIDEO_TAGS} are listed"
+            f"has {len(tags)} tags ({rules.MAX_TAGS} allowed); the first "
+            f"{rules.MAX_TAGS} are listed"
         )
-        tags = tags[: protocol.MAX_VIDEO_TAGS]
+        tags = tags[: rules.MAX_TAGS]
     parts.extend(f"<video:tag>{xml.escape(tag)}</video:tag>" for tag in tags)
     if video.family_friendly is not None:
         parts.append(
@@ -422,10 +423,10 @@ def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
         )
     if video.uploader:
         uploader = video.uploader.strip()
-        if len(uploader) > protocol.MAX_VIDEO_UPLOADER_LENGTH:
+        if len(uploader) > rules.MAX_UPLOADER_LENGTH:
             log(
                 f"has an uploader of {len(uploader)} characters "
-                f"({protocol.MAX_VIDEO_UPLOADER_LENGTH} allowed); left out"
+                f"({rules.MAX_UPLOADER_LENGTH} allowed); left out"
             )
         else:
             info = None
