@@ -6,6 +6,7 @@ Every problem has a stable id, listed in docs/checks.md.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from functools import partial
@@ -53,6 +54,43 @@ def check_settings(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
     errors.extend(_site_resolver_errors())
     errors.extend(_limit_errors("SITEMAPS_PLUS['LIMIT']", conf.get("LIMIT")))
     errors.extend(_loc_length_errors("SITEMAPS_PLUS['MAX_LOC_LENGTH']", conf.get("MAX_LOC_LENGTH")))
+    errors.extend(_html_sitemap_errors())
+    return errors
+
+
+#: A template block name as ``{% block %}`` takes it: one word.
+_BLOCK_NAME_RE = re.compile(r"\w+")
+
+
+def _html_sitemap_errors() -> list[CheckMessage]:
+    """The HTML sitemap's page size, base template and block (E023)."""
+    errors = _range_errors(
+        "SITEMAPS_PLUS['HTML_SITEMAP_PAGE_SIZE']",
+        conf.get("HTML_SITEMAP_PAGE_SIZE"),
+        1,
+        protocol.MAX_URLS_PER_FILE,
+        "an HTML sitemap page holds {low:,} to {high:,} links",
+        hint="A few hundred links per page keep it readable; the default is 500.",
+        id=f"{ID}.E023",
+    )
+    base = conf.get("HTML_SITEMAP_BASE_TEMPLATE")
+    if not isinstance(base, str) or not base:
+        errors.append(
+            Error(
+                f"SITEMAPS_PLUS['HTML_SITEMAP_BASE_TEMPLATE'] = {base!r} is not a template name.",
+                hint="The template the HTML sitemap extends, e.g. 'base.html'.",
+                id=f"{ID}.E023",
+            )
+        )
+    block = conf.get("HTML_SITEMAP_BLOCK")
+    if not isinstance(block, str) or not _BLOCK_NAME_RE.fullmatch(block):
+        errors.append(
+            Error(
+                f"SITEMAPS_PLUS['HTML_SITEMAP_BLOCK'] = {block!r} is not a block name.",
+                hint="The block of the base template the HTML sitemap fills, e.g. 'content'.",
+                id=f"{ID}.E023",
+            )
+        )
     return errors
 
 

@@ -37,6 +37,13 @@ DEFAULTS: dict[str, Any] = {
     "STYLESHEET": True,
     # Import each installed app's ``sitemaps`` module in AppConfig.ready().
     "AUTODISCOVER": True,
+    # The HTML sitemap for visitors (docs/html-sitemap.md) ---------------------
+    # Links per page of a section's HTML sitemap (1 to 50,000).
+    "HTML_SITEMAP_PAGE_SIZE": 500,
+    # The project's template the HTML sitemap's pages extend.
+    "HTML_SITEMAP_BASE_TEMPLATE": "base.html",
+    # The block of that template the HTML sitemap fills.
+    "HTML_SITEMAP_BLOCK": "content",
     # Cached serving (docs/caching.md) ----------------------------------------
     # Serve every sitemap file from Django's cache framework.
     "CACHE": True,
@@ -136,6 +143,18 @@ class Settings:
     @property
     def AUTODISCOVER(self) -> bool:
         return bool(self.get("AUTODISCOVER"))
+
+    @property
+    def HTML_SITEMAP_PAGE_SIZE(self) -> int:
+        return int(self.get("HTML_SITEMAP_PAGE_SIZE"))
+
+    @property
+    def HTML_SITEMAP_BASE_TEMPLATE(self) -> str:
+        return str(self.get("HTML_SITEMAP_BASE_TEMPLATE"))
+
+    @property
+    def HTML_SITEMAP_BLOCK(self) -> str:
+        return str(self.get("HTML_SITEMAP_BLOCK"))
 
     @property
     def CACHE(self) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -163,11 +164,17 @@ class TestDemoExtras:
 
         client = Client(HTTP_HOST="127.0.0.1")
         robots = client.get("/robots.txt")
+        html_index = client.get("/sitemap/")
+        html_articles = client.get("/sitemap/articles/")
+        home = client.get("/")
         news = client.get("/sitemap-news-1.xml")
         body = b"".join(news.streaming_content) if news.streaming else news.content
         news_ns = {"news": "http://www.google.com/schemas/sitemap-news/0.9"}
         print(json.dumps({
             "robots": robots.content.decode(),
+            "html_index": [html_index.status_code, html_index.content.decode()],
+            "html_articles": [html_articles.status_code, html_articles.content.decode()],
+            "home": home.content.decode(),
             "news_status": news.status_code,
             "news_entries": len(etree.fromstring(body).findall(".//news:news", news_ns))
             if news.status_code == 200 else 0,
@@ -185,3 +192,18 @@ class TestDemoExtras:
         assert report["news_status"] == 200
         assert report["news_entries"] >= 5
         assert report["superuser"]
+
+    def test_the_html_sitemap(self, database: Path) -> None:
+        report = json.loads(_run(database, "-c", self.PROBE))
+        status, html = report["html_index"]
+        assert status == 200
+        # In the example's base template, which links to it.
+        assert '<a href="/sitemap/">Sitemap</a>' in html
+        for section in ("articles", "news", "pages"):
+            assert f'<a href="/sitemap/{section}/">{section}</a>' in html
+        status, html = report["html_articles"]
+        assert status == 200
+        assert f'<a href="{BASE_URL}/blog/' in html
+        assert re.search(r"URLs 1 to \d+ of \d+", html)
+        # The home page embeds the list of sections with the template tag.
+        assert '<a href="/sitemap/articles/">articles</a>' in report["home"]

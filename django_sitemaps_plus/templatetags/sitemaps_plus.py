@@ -1,4 +1,8 @@
-"""``{% load sitemaps_plus %}{% sitemap_robots_line %}`` for a robots.txt template."""
+"""Template tags: ``{% load sitemaps_plus %}``.
+
+``{% sitemap_robots_line %}`` for a robots.txt template; ``{% sitemap_sections %}``
+for the list of sections of the HTML sitemap (docs/html-sitemap.md) in any page.
+"""
 
 from __future__ import annotations
 
@@ -15,3 +19,14 @@ register = template.Library()
 def sitemap_robots_line(context: dict[str, Any]) -> str:
     """``Sitemap: https://example.com/sitemap.xml`` (the full URL of the index)."""
     return robots_sitemap_line(context.get("request"))
+
+
+@register.inclusion_tag("django_sitemaps_plus/html_sitemap/sections.html", takes_context=True)
+def sitemap_sections(context: dict[str, Any]) -> dict[str, Any]:
+    """The registered sections, each linked to its HTML sitemap, with its URL
+    count and newest lastmod (the queries of the XML index)."""
+    from django_sitemaps_plus import html_sitemap
+    from django_sitemaps_plus.location import site_context
+
+    request = context.get("request")
+    return {"sitemap_sections": html_sitemap.summaries(request, site_context(request))}

@@ -9,6 +9,8 @@ from django.urls import include, path
 urlpatterns = [
     # /sitemap.xml, its sections and pages (app_name "sitemaps_plus").
     path("", include("django_sitemaps_plus.urls")),
+    # The HTML sitemap for visitors, in templates/base.html (docs/html-sitemap.md).
+    path("sitemap/", include("django_sitemaps_plus.html_urls")),
     # The pages in every language of LANGUAGES: English at /about/, German at
     # /de/about/, French at /fr/about/ (the sitemap lists them with hreflang).
     *i18n_patterns(path("", include("pages.urls")), prefix_default_language=False),
