@@ -245,6 +245,22 @@ def measure(path: str, repeat: int) -> dict[str, Any]:
     }
 
 
+def table(results: dict[str, dict[str, Any]]) -> list[str]:
+    """The Markdown table of ``measure()`` results (the CMS benchmarks share it)."""
+    lines = [
+        "| case | URLs | queries | time (s) | µs per URL | peak memory (MB) | bytes per URL |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, r in results.items():
+        per = max(r["urls"], 1)
+        lines.append(
+            f"| {name} | {r['urls']:,} | {r['queries']} | {r['seconds']:.3f} | "
+            f"{r['seconds'] / per * 1e6:.1f} | {r['peak_bytes'] / 1e6:.1f} | "
+            f"{r['peak_bytes'] / per:.0f} |"
+        )
+    return lines
+
+
 def last_file() -> str:
     """The path of our index's last file (keyset pages cost the same anywhere)."""
     return locs(body("/sitemap.xml"))[-1].removeprefix(f"https://{HOST}")
@@ -320,16 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         f"Wagtail {meta['wagtail']}, Python {meta['python']}, {meta['machine']}; "
         f"median of {args.repeat}, our cache off",
         "",
-        "| case | URLs | queries | time (s) | µs per URL | peak memory (MB) | bytes per URL |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        *table(results),
     ]
-    for name, r in results.items():
-        per = max(r["urls"], 1)
-        lines.append(
-            f"| {name} | {r['urls']:,} | {r['queries']} | {r['seconds']:.3f} | "
-            f"{r['seconds'] / per * 1e6:.1f} | {r['peak_bytes'] / 1e6:.1f} | "
-            f"{r['peak_bytes'] / per:.0f} |"
-        )
     if not args.ours_only:
         ours_index = results["index, ours"]
         their_index = results["index, wagtail.contrib.sitemaps"]
