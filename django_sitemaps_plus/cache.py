@@ -29,6 +29,7 @@ How it works (docs/caching.md):
 
 from __future__ import annotations
 
+import asyncio
 import calendar
 import datetime as dt
 import hashlib
@@ -38,7 +39,7 @@ import re
 import time
 import uuid
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -171,6 +172,20 @@ def _versions(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> 
     return tokens
 
 
+async def _aversions(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> list[str]:
+    """``_versions`` through the cache's async API."""
+    tokens = []
+    for name in names:
+        key = _version_key(name)
+        token = found.get(key)
+        if token is None:
+            token = _new_token()
+            if not await cache.aadd(key, token, timeout=None):
+                token = await cache.aget(key) or token
+        tokens.append(str(token))
+    return tokens
+
+
 @dataclass
 class Lookup:
     """Where one file's current version lives in the cache, and what was found."""
@@ -187,21 +202,40 @@ class Lookup:
         return f"{self.body_key}:lock"
 
 
-def _lookup(cache: BaseCache, site: SiteContext, request: HttpRequest, source: Source) -> Lookup:
-    """Version tokens and the file's metadata, in one round trip when warm."""
+def _lookup_keys(site: SiteContext, request: HttpRequest, source: Source) -> tuple[str, list[str]]:
+    """The file's metadata key and the names of the sections it shows."""
     # Scheme and host are part of the key: a request for another Host never
     # reads (or poisons) this site's files.
     where = f"{site.cache_key}\n{request.path}\n{source.content_type}\n"
     file_id = hashlib.sha256(where.encode()).hexdigest()[:32]
-    meta_key = f"{KEY_PREFIX}:f:{file_id}"
-    names = [ALL, *sorted(s.get_name() for s in source.sections)]
-    found: dict[str, Any] = cache.get_many([*(_version_key(n) for n in names), meta_key])
-    versions = _versions(cache, names, found)
+    return f"{KEY_PREFIX}:f:{file_id}", [ALL, *sorted(s.get_name() for s in source.sections)]
+
+
+def _lookup_of(meta_key: str, names: list[str], versions: list[str], meta: Any) -> Lookup:
     stamp_text = "\n".join(f"{n}={v}" for n, v in zip(names, versions))
     stamp = hashlib.sha256(stamp_text.encode()).hexdigest()[:32]
-    entry = Entry.from_cache(found.get(meta_key))
+    entry = Entry.from_cache(meta)
     current = entry if entry is not None and entry.is_current(stamp) else None
+    file_id = meta_key.rsplit(":", 1)[1]
     return Lookup(meta_key, f"{KEY_PREFIX}:b:{file_id}:{stamp}", stamp, current, entry)
+
+
+def _lookup(cache: BaseCache, site: SiteContext, request: HttpRequest, source: Source) -> Lookup:
+    """Version tokens and the file's metadata, in one round trip when warm."""
+    meta_key, names = _lookup_keys(site, request, source)
+    found: dict[str, Any] = cache.get_many([*(_version_key(n) for n in names), meta_key])
+    versions = _versions(cache, names, found)
+    return _lookup_of(meta_key, names, versions, found.get(meta_key))
+
+
+async def _alookup(
+    cache: BaseCache, site: SiteContext, request: HttpRequest, source: Source
+) -> Lookup:
+    """``_lookup`` through the cache's async API."""
+    meta_key, names = _lookup_keys(site, request, source)
+    found: dict[str, Any] = await cache.aget_many([*(_version_key(n) for n in names), meta_key])
+    versions = await _aversions(cache, names, found)
+    return _lookup_of(meta_key, names, versions, found.get(meta_key))
 
 
 # Rendering into the cache ------------------------------------------------------
@@ -329,12 +363,24 @@ def _render_and_store(
     return entry, data
 
 
-def _cached_body(cache: BaseCache, body_key: str, entry: Entry) -> bytes | None:
-    keys = [f"{body_key}:{i}" for i in range(entry.chunks)]
-    found = cache.get_many(keys)
+def _chunk_keys(body_key: str, entry: Entry) -> list[str]:
+    return [f"{body_key}:{i}" for i in range(entry.chunks)]
+
+
+def _joined(keys: list[str], found: dict[str, Any]) -> bytes | None:
     if len(found) != len(keys):
         return None  # evicted in part: render again
     return b"".join(found[k] for k in keys)
+
+
+def _cached_body(cache: BaseCache, body_key: str, entry: Entry) -> bytes | None:
+    keys = _chunk_keys(body_key, entry)
+    return _joined(keys, cache.get_many(keys))
+
+
+async def _acached_body(cache: BaseCache, body_key: str, entry: Entry) -> bytes | None:
+    keys = _chunk_keys(body_key, entry)
+    return _joined(keys, await cache.aget_many(keys))
 
 
 # Responses -----------------------------------------------------------------
@@ -376,6 +422,21 @@ def finish(response: HttpResponseBase, last_modified: int | None = None) -> Http
     return response
 
 
+def _entry_etag(request: HttpRequest, entry: Entry) -> tuple[str, bool]:
+    """The ETag of ``entry`` as sent to ``request``, and whether it is gzip."""
+    gzip = conf.GZIP and accepts_gzip(request)
+    # Strong ETags differ per content coding (RFC 9110 §8.8.3).
+    return (f'"{entry.etag}-gz"' if gzip else f'"{entry.etag}"'), gzip
+
+
+def _needs_body(request: HttpRequest, entry: Entry) -> bool:
+    """Whether the response for ``entry`` sends its body (not a 304, not HEAD)."""
+    if request.method == "HEAD":
+        return False
+    etag, _ = _entry_etag(request, entry)
+    return get_conditional_response(request, etag=etag, last_modified=entry.last_modified) is None
+
+
 def _entry_response(
     request: HttpRequest,
     entry: Entry,
@@ -383,9 +444,7 @@ def _entry_response(
     body: Callable[[], bytes | None] | bytes,
 ) -> HttpResponseBase | None:
     """The response for a cached entry; None when its body was evicted."""
-    gzip = conf.GZIP and accepts_gzip(request)
-    # Strong ETags differ per content coding (RFC 9110 §8.8.3).
-    etag = f'"{entry.etag}-gz"' if gzip else f'"{entry.etag}"'
+    etag, gzip = _entry_etag(request, entry)
     not_modified = get_conditional_response(request, etag=etag, last_modified=entry.last_modified)
     response: HttpResponseBase
     if not_modified is not None:
@@ -494,18 +553,31 @@ def _fingerprint(source: Source) -> str | None:
     return hashlib.sha256(repr(source.fingerprint()).encode()).hexdigest()[:32]
 
 
+def _usable(where: Lookup, fingerprint: str | None) -> Entry | None:
+    hit = where.entry
+    return hit if hit is not None and hit.fingerprint == fingerprint else None
+
+
+def _uncached(request: HttpRequest, source: Source) -> HttpResponseBase:
+    logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)
+    return respond_uncached(request, source.prepare(), source.content_type)
+
+
 def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpResponseBase:
-    """Answer ``request`` for ``source`` from the cache, rendering on a miss."""
+    """Answer ``request`` for ``source`` from the cache, rendering on a miss.
+
+    ``aserve`` is the same under an async handler; the steps they share are
+    the functions below, the render (``_render_locked``) is one function.
+    """
     try:
         cache = get_cache()
         where = _lookup(cache, site, request, source)
     except Exception:
-        logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)
-        return respond_uncached(request, source.prepare(), source.content_type)
+        return _uncached(request, source)
 
     fingerprint = _fingerprint(source)
-    hit = where.entry
-    if hit is not None and hit.fingerprint == fingerprint:
+    hit = _usable(where, fingerprint)
+    if hit is not None:
         try:
             response = _entry_response(
                 request,
@@ -522,13 +594,11 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
     # A miss. The render lock comes before any query: while one request
     # renders, the others wait for its file and cost the database nothing (a
     # stampede of cold requests is one render's queries, index included).
-    lock_key = where.lock_key
     token = _new_token()
     try:
-        locked = cache.add(lock_key, token, timeout=conf.CACHE_LOCK_TIMEOUT)
+        locked = cache.add(where.lock_key, token, timeout=conf.CACHE_LOCK_TIMEOUT)
     except Exception:
-        logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)
-        return respond_uncached(request, source.prepare(), source.content_type)
+        return _uncached(request, source)
     if locked:
         # The lock may be free because a holder just stored the file and
         # released it after this request's lookup missed: serve that file.
@@ -537,10 +607,8 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
         except Exception:
             stored = None
         if stored is not None:
-            _release(cache, lock_key, token)
-            response = _entry_response(request, stored[0], source.content_type, stored[1])
-            assert response is not None  # the body is in hand
-            return response
+            _release(cache, where.lock_key, token)
+            return _stored_response(request, source, stored)
     else:
         waited = _wait_for_entry(cache, where, fingerprint)
         if waited is not None:
@@ -548,6 +616,90 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
             if response is not None:
                 return response
         # The holder gave up (a 404, an error) or is slow: answer here.
+    return _render_locked(request, source, cache, where, fingerprint, token if locked else None)
+
+
+async def aserve(request: HttpRequest, site: SiteContext, source: Source) -> HttpResponseBase:
+    """``serve`` for an async handler (ASGI).
+
+    The cache is read through its async API (``aget_many``, ``aadd``), so a
+    warm file is answered without the request's sync thread, which every
+    sync view of the project shares under ASGI; a wait for another request's
+    render polls with ``asyncio.sleep``. The queries and the render run in
+    the sync thread (``thread_sensitive``, the connection of the request).
+    """
+    from asgiref.sync import sync_to_async
+
+    def uncached() -> Awaitable[HttpResponseBase]:
+        return sync_to_async(_uncached, thread_sensitive=True)(request, source)
+
+    try:
+        cache = get_cache()
+        where = await _alookup(cache, site, request, source)
+    except Exception:
+        return await uncached()
+
+    fingerprint = None
+    if conf.CACHE_FRESHNESS_CHECK and source.fingerprint is not None:
+        fingerprint = await sync_to_async(_fingerprint, thread_sensitive=True)(source)
+    hit = _usable(where, fingerprint)
+    if hit is not None:
+        try:
+            body = (
+                await _acached_body(cache, where.body_key, hit)
+                if _needs_body(request, hit)
+                else b""
+            )
+            response = (
+                None if body is None else _entry_response(request, hit, source.content_type, body)
+            )
+        except Exception:
+            logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)
+            response = None
+        if response is not None:
+            return response
+
+    token = _new_token()
+    try:
+        locked = await cache.aadd(where.lock_key, token, timeout=conf.CACHE_LOCK_TIMEOUT)
+    except Exception:
+        return await uncached()
+    if locked:
+        try:
+            stored = await _astored(cache, where, fingerprint)
+        except Exception:
+            stored = None
+        if stored is not None:
+            await _arelease(cache, where.lock_key, token)
+            return _stored_response(request, source, stored)
+    else:
+        waited = await _await_entry(cache, where, fingerprint)
+        if waited is not None:
+            response = _entry_response(request, waited[0], source.content_type, waited[1])
+            if response is not None:
+                return response
+    render = sync_to_async(_render_locked, thread_sensitive=True)
+    return await render(request, source, cache, where, fingerprint, token if locked else None)
+
+
+def _stored_response(
+    request: HttpRequest, source: Source, stored: tuple[Entry, bytes]
+) -> HttpResponseBase:
+    response = _entry_response(request, stored[0], source.content_type, stored[1])
+    assert response is not None  # the body is in hand
+    return response
+
+
+def _render_locked(
+    request: HttpRequest,
+    source: Source,
+    cache: BaseCache,
+    where: Lookup,
+    fingerprint: str | None,
+    token: str | None,
+) -> HttpResponseBase:
+    """Render the file into the cache and answer; ``token`` is the render
+    lock this request holds (released here), None when it holds none."""
     try:
         # The cheap queries: a 404, a HEAD or a matching If-Modified-Since
         # needs no render.
@@ -561,7 +713,7 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
                 and get_conditional_response(request, last_modified=last_modified) is not None
             ):
                 return respond_uncached(request, prepared, source.content_type)
-        if not locked:
+        if token is None:
             logger.warning(
                 "Sitemap cache: another process holds the render lock of %s for over %ss; "
                 "rendering here too.",
@@ -570,11 +722,9 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
             )
         entry, data = _render_and_store(cache, where, prepared, fingerprint)
     finally:
-        if locked:
-            _release(cache, lock_key, token)
-    response = _entry_response(request, entry, source.content_type, data)
-    assert response is not None
-    return response
+        if token is not None:
+            _release(cache, where.lock_key, token)
+    return _stored_response(request, source, (entry, data))
 
 
 def _release(cache: BaseCache, lock_key: str, token: str) -> None:
@@ -586,36 +736,78 @@ def _release(cache: BaseCache, lock_key: str, token: str) -> None:
         logger.warning("Sitemap cache: could not release %s", lock_key, exc_info=True)
 
 
-def _stored(cache: BaseCache, where: Lookup, fingerprint: str | None) -> tuple[Entry, bytes] | None:
-    """The file's current entry and body, when the cache holds them now."""
-    entry = Entry.from_cache(cache.get(where.meta_key))
+async def _arelease(cache: BaseCache, lock_key: str, token: str) -> None:
+    try:
+        if await cache.aget(lock_key) == token:
+            await cache.adelete(lock_key)
+    except Exception:
+        logger.warning("Sitemap cache: could not release %s", lock_key, exc_info=True)
+
+
+def _current(entry: Entry | None, where: Lookup, fingerprint: str | None) -> Entry | None:
     if entry is None or not entry.is_current(where.stamp) or entry.fingerprint != fingerprint:
         return None
-    data = _cached_body(cache, where.body_key, entry)
-    return None if data is None else (entry, data)
+    return entry
+
+
+def _stored(cache: BaseCache, where: Lookup, fingerprint: str | None) -> tuple[Entry, bytes] | None:
+    """The file's current entry and body, when the cache holds them now."""
+    entry = _current(Entry.from_cache(cache.get(where.meta_key)), where, fingerprint)
+    data = None if entry is None else _cached_body(cache, where.body_key, entry)
+    return None if entry is None or data is None else (entry, data)
+
+
+async def _astored(
+    cache: BaseCache, where: Lookup, fingerprint: str | None
+) -> tuple[Entry, bytes] | None:
+    entry = _current(Entry.from_cache(await cache.aget(where.meta_key)), where, fingerprint)
+    data = None if entry is None else await _acached_body(cache, where.body_key, entry)
+    return None if entry is None or data is None else (entry, data)
+
+
+def _poll_delays() -> Iterator[float]:
+    """The pauses between polls for another request's render, up to ``CACHE_LOCK_WAIT``."""
+    deadline = time.monotonic() + conf.CACHE_LOCK_WAIT
+    attempt = 0
+    while time.monotonic() < deadline:
+        yield _POLL_SECONDS[min(attempt, len(_POLL_SECONDS) - 1)]
+        attempt += 1
+
+
+# While waiting: the lock first, then the metadata. The holder stores the
+# metadata before it releases the lock, so a lock already gone before a
+# metadata read that finds nothing usable means the holder gave up (or died
+# and its lock expired). Read the other way round, a holder finishing between
+# the two reads looks like one that died.
 
 
 def _wait_for_entry(
     cache: BaseCache, where: Lookup, fingerprint: str | None
 ) -> tuple[Entry, bytes] | None:
-    """Poll for the entry another process is rendering, up to ``CACHE_LOCK_WAIT``."""
-    deadline = time.monotonic() + conf.CACHE_LOCK_WAIT
-    attempt = 0
-    while time.monotonic() < deadline:
-        time.sleep(_POLL_SECONDS[min(attempt, len(_POLL_SECONDS) - 1)])
-        attempt += 1
+    """Poll for the entry another process is rendering (see above)."""
+    for delay in _poll_delays():
+        time.sleep(delay)
         try:
-            # The lock first, then the metadata: the holder stores the metadata
-            # before it releases the lock, so a lock already gone before a
-            # metadata read that finds nothing usable means the holder gave up
-            # (or died and its lock expired). Read the other way round, a
-            # holder finishing between the two reads looks like one that died.
             held = cache.get(where.lock_key) is not None
             stored = _stored(cache, where, fingerprint)
-            if stored is not None:
-                return stored
-            if not held:
-                return None
         except Exception:
             return None
+        if stored is not None or not held:
+            return stored
+    return None
+
+
+async def _await_entry(
+    cache: BaseCache, where: Lookup, fingerprint: str | None
+) -> tuple[Entry, bytes] | None:
+    """``_wait_for_entry`` without blocking the event loop or the sync thread."""
+    for delay in _poll_delays():
+        await asyncio.sleep(delay)
+        try:
+            held = await cache.aget(where.lock_key) is not None
+            stored = await _astored(cache, where, fingerprint)
+        except Exception:
+            return None
+        if stored is not None or not held:
+            return stored
     return None

@@ -56,6 +56,8 @@ Row = tuple[Any, "str | None", "str | None", "tuple[Any, ...] | None"]
 
 #: Rows fetched per database round trip, and per extension ``fetch``.
 BATCH_ROWS = 2_000
+#: Rows of a page's first batch: a streamed file's first byte waits for them only.
+FIRST_BATCH_ROWS = 100
 
 #: Bytes of a ``<url>`` entry besides its loc's text: the tags around loc, a
 #: full UTC datetime lastmod, the longest changefreq and priority "0.0"-"1.0".
@@ -607,7 +609,8 @@ class _PkPage(Func):
 
 
 def _fetch_chunks(queryset: models.QuerySet[Any]) -> Iterator[list[tuple[Any, ...]]]:
-    """The rows of a ``values_list`` queryset, ``BATCH_ROWS`` per list.
+    """The rows of a ``values_list`` queryset, ``BATCH_ROWS`` per list
+    (``FIRST_BATCH_ROWS`` in the first, so the first byte leaves early).
 
     The compiled SQL is read with ``fetchmany``: no per-row iterator
     machinery, and each chunk's rows go through the backend's converters only
@@ -627,8 +630,10 @@ def _fetch_chunks(queryset: models.QuerySet[Any]) -> Iterator[list[tuple[Any, ..
     converters = compiler.get_converters([col for col, _, _ in compiler.select])
     with connections[queryset.db].chunked_cursor() as cursor:
         cursor.execute(sql, params)
+        size = FIRST_BATCH_ROWS
         while True:
-            rows = cursor.fetchmany(BATCH_ROWS)
+            rows = cursor.fetchmany(size)
+            size = BATCH_ROWS
             if not rows:
                 return
             if converters:
@@ -965,14 +970,16 @@ class ModelSection(Section):
             # hreflang locates each language version itself; the item's own
             # location (in the active language) may not even exist.
             own_location = not self._has_versions()
+            size = FIRST_BATCH_ROWS
             for obj in queryset.iterator(chunk_size=BATCH_ROWS):
                 raw = getattr(obj, "_sitemaps_lastmod", None)
                 lastmod = raw if in_sql else format_w3c(raw)
                 url = self._location_url(obj, site) if own_location else None
                 batch.append((obj, url, lastmod, None))
-                if len(batch) >= BATCH_ROWS:
+                if len(batch) >= size:
                     yield batch
                     batch = []
+                    size = BATCH_ROWS
         if batch:
             yield batch
 

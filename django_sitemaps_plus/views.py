@@ -14,13 +14,14 @@ and no row fetch.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from functools import wraps
 from itertools import chain
 from typing import Any, TypeVar
 
+from asgiref.sync import markcoroutinefunction, sync_to_async
 from django.db import DatabaseError
 from django.http import (
     Http404,
@@ -47,26 +48,96 @@ TEXT_CONTENT_TYPE = "text/plain; charset=utf-8"
 #: Seconds a client is asked to wait when the database is unavailable.
 RETRY_AFTER_SECONDS = 120
 
-View = Callable[..., HttpResponseBase]
 T = TypeVar("T")
+#: What a sitemap view serves: the site, the file, and its name among built files.
+Served = tuple[SiteContext, Source, str]
 
 
-def _unavailable_on_database_error(view: View) -> View:
+def _unavailable(view: Callable[..., Any], error: DatabaseError) -> HttpResponse:
     """A database that is down gives 503 with Retry-After, not a traceback."""
+    logger.error("Sitemap view %s: database unavailable", view.__name__, exc_info=error)
+    response = HttpResponse(
+        "Sitemap temporarily unavailable.\n", status=503, content_type=TEXT_CONTENT_TYPE
+    )
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
 
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _coroutine_marks() -> dict[str, Any]:
+    """The attributes ``markcoroutinefunction`` sets (their names differ
+    between Python versions), which make Django treat a view as async."""
+
+    def probe() -> None: ...
+
+    marked = markcoroutinefunction(probe)
+    return {name: value for name, value in vars(marked).items() if name.startswith("_is_coroutine")}
+
+
+_COROUTINE_MARKS = _coroutine_marks()
+
+
+class SitemapView:
+    """A sitemap view that is a sync view under WSGI and an async one under ASGI.
+
+    Django picks how to call a view by whether it is a coroutine function, once
+    per request, in the handler: here that answer is "yes" exactly when the
+    handler runs in an event loop (ASGI, ``AsyncClient``). Under WSGI the view
+    stays a plain function call (no event loop per request, as an ``async def``
+    view would cost there); under ASGI a warm cached file is answered through
+    the cache's async API without the sync thread every sync view shares, and
+    only the queries and the render go to that thread.
+    """
+
+    def __init__(self, describe: Callable[..., Served]) -> None:
+        self.describe = describe
+        self.__name__ = describe.__name__.lstrip("_")
+        self.__qualname__ = self.__name__
+        self.__module__ = describe.__module__
+        self.__doc__ = describe.__doc__
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _COROUTINE_MARKS and _in_event_loop():
+            return _COROUTINE_MARKS[name]
+        raise AttributeError(name)
+
+    def __call__(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        if _in_event_loop():
+            return self.acall(request, *args, **kwargs)
         try:
-            return view(request, *args, **kwargs)
-        except DatabaseError:
-            logger.exception("Sitemap view %s: database unavailable", view.__name__)
-            response = HttpResponse(
-                "Sitemap temporarily unavailable.\n", status=503, content_type=TEXT_CONTENT_TYPE
-            )
-            response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-            return response
+            return self.respond(request, *args, **kwargs)
+        except DatabaseError as error:
+            return _unavailable(self, error)
 
-    return wrapper
+    def respond(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        return _serve(request, *self.describe(request, *args, **kwargs))
+
+    async def acall(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        """The view under an async handler."""
+        try:
+            if conf.SERVE_BUILT or not conf.CACHE:
+                # Built files and uncached renders read the storage or the
+                # database: all of it in the sync thread (the body streams).
+                respond = sync_to_async(self.respond, thread_sensitive=True)
+                return await respond(request, *args, **kwargs)
+            describe = sync_to_async(self.describe, thread_sensitive=True)
+            site, source, _ = await describe(request, *args, **kwargs)
+            return await sitemap_cache.aserve(request, site, source)
+        except DatabaseError as error:
+            return _unavailable(self, error)
+
+
+def sitemap_view(describe: Callable[..., Served]) -> SitemapView:
+    """The view serving what ``describe(request, ...)`` names: the site, the
+    file's ``Source`` and its name among built files."""
+    return SitemapView(describe)
 
 
 def _url_name(request: HttpRequest, name: str) -> str:
@@ -144,8 +215,7 @@ def _all_sections_source(
     return Source(sections, content_type, prepare, lambda: [(s.get_name(), p) for s, p in pages()])
 
 
-@_unavailable_on_database_error
-def index(request: HttpRequest) -> HttpResponseBase:
+def _index(request: HttpRequest) -> Served:
     """``/sitemap.xml``: always a sitemap index, one entry per section file.
 
     Always an index, even for one small section, so the URL and the format
@@ -186,7 +256,7 @@ def index(request: HttpRequest) -> HttpResponseBase:
         )
 
     source = _all_sections_source(sections, XML_CONTENT_TYPE, prepare, all_pages)
-    return _serve(request, site, source, "sitemap.xml")
+    return site, source, "sitemap.xml"
 
 
 def _first_or_404(entries: Iterable[str]) -> Iterator[str]:
@@ -200,7 +270,7 @@ def _first_or_404(entries: Iterable[str]) -> Iterator[str]:
     raise Http404("Every URL of this sitemap page was left out (see the log).")
 
 
-def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> HttpResponseBase:
+def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Served:
     """One file of a section, as XML (``ext`` "xml") or text ("txt")."""
     found = _section_or_404(section)
     site = site_context(request)
@@ -227,23 +297,20 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Ht
     source = Source(
         [found], XML_CONTENT_TYPE if ext == "xml" else TEXT_CONTENT_TYPE, prepare, page_info
     )
-    return _serve(request, site, source, f"sitemap-{section}-{page}.{ext}")
+    return site, source, f"sitemap-{section}-{page}.{ext}"
 
 
-@_unavailable_on_database_error
-def section(request: HttpRequest, section: str, page: int) -> HttpResponseBase:
+def _section_xml(request: HttpRequest, section: str, page: int) -> Served:
     """``/sitemap-<section>-<page>.xml``: one file of a section."""
     return _section_file(request, section, page, "xml")
 
 
-@_unavailable_on_database_error
-def section_txt(request: HttpRequest, section: str, page: int) -> HttpResponseBase:
+def _section_txt(request: HttpRequest, section: str, page: int) -> Served:
     """``/sitemap-<section>-<page>.txt``: the same URLs as text, one per line."""
     return _section_file(request, section, page, "txt")
 
 
-@_unavailable_on_database_error
-def text(request: HttpRequest) -> HttpResponseBase:
+def _text(request: HttpRequest) -> Served:
     """``/sitemap.txt``: every section's URLs in one text file, when they fit.
 
     A text sitemap cannot be an index, so past one file's limits this is a
@@ -269,7 +336,13 @@ def text(request: HttpRequest) -> HttpResponseBase:
         )
 
     source = _all_sections_source(sections, TEXT_CONTENT_TYPE, prepare, all_pages)
-    return _serve(request, site, source, "sitemap.txt")
+    return site, source, "sitemap.txt"
+
+
+index = sitemap_view(_index)
+section = sitemap_view(_section_xml)
+section_txt = sitemap_view(_section_txt)
+text = sitemap_view(_text)
 
 
 def legacy_section(request: HttpRequest, section: str) -> HttpResponseBase:

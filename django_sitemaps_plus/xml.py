@@ -22,6 +22,8 @@ logger = logging.getLogger("django_sitemaps_plus")
 XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 #: Entries joined into one chunk of the streamed response.
 BATCH_SIZE = 1_000
+#: Entries sent with the document's head: the first byte leaves early.
+FIRST_BATCH_SIZE = 50
 
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
 
@@ -147,22 +149,24 @@ def _batched(
     iterator = iter(entries)
     removed = RemovedCharacters(label)
 
-    def pull() -> list[str]:
+    def pull(size: int) -> list[str]:
         token = _removed.set(removed)
         try:
-            return list(islice(iterator, BATCH_SIZE))
+            return list(islice(iterator, size))
         finally:
             _removed.reset(token)
 
     try:
-        text = head + "".join(pull())
-        while True:
-            batch = pull()
-            if not batch:
-                yield (text + tail).encode()
-                return
-            yield text.encode()
-            text = "".join(batch)
+        # The head leaves with the first few entries, so a streamed file's
+        # first byte does not wait for a whole batch; then a batch a chunk.
+        batch = pull(FIRST_BATCH_SIZE)
+        yield (head + "".join(batch)).encode()
+        while batch:
+            batch = pull(BATCH_SIZE)
+            if batch:
+                yield "".join(batch).encode()
+        if tail:
+            yield tail.encode()
     finally:
         removed.log()
 

@@ -32,13 +32,14 @@ elif mode == "counted":
 
     renders = [0]
     waits = [0]
-    wait_for_entry = sitemap_cache._wait_for_entry
+    await_entry = sitemap_cache._await_entry
 
-    def counting_wait(*args):  # type: ignore[no-untyped-def]
+    # Under ASGI a waiter polls asynchronously (``aserve``), off the sync thread.
+    async def counting_wait(*args):  # type: ignore[no-untyped-def]
         waits[0] += 1
-        return wait_for_entry(*args)
+        return await await_entry(*args)
 
-    sitemap_cache._wait_for_entry = counting_wait  # type: ignore[assignment]
+    sitemap_cache._await_entry = counting_wait  # type: ignore[assignment]
 
     class Counted(ModelSection):
         name = "counted"

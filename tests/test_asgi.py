@@ -149,6 +149,41 @@ def test_cache_down_falls_back_to_rendering(section, settings, monkeypatch):
     assert body.count(b"<url>") == 50
 
 
+def test_the_views_are_sync_under_wsgi_and_async_under_asgi():
+    from asgiref.sync import iscoroutinefunction
+
+    from django_sitemaps_plus import views
+
+    async def in_loop() -> bool:
+        return iscoroutinefunction(views.section)
+
+    # Django asks once per request, in the handler: only an event loop makes it async.
+    assert not iscoroutinefunction(views.section)
+    assert async_to_sync(in_loop)()
+
+
+@pytest.mark.parametrize("gzip", [True, False])
+def test_a_warm_file_is_read_through_the_async_cache_api(section, settings, gzip):
+    from tests import recording_cache
+
+    settings.CACHES = {
+        "default": {"BACKEND": "tests.recording_cache.RecordingLocMemCache", "LOCATION": "asgi"}
+    }
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
+    headers = {"HTTP_ACCEPT_ENCODING": "gzip"} if gzip else {}
+    wsgi_response, wsgi_body = wsgi_get("/sitemap-articles-1.xml", **headers)  # renders, stores
+    recording_cache.calls.clear()
+    response, body = asgi_get("/sitemap-articles-1.xml", **headers)
+    assert response.status_code == 200
+    assert body == wsgi_body
+    assert response["ETag"] == wsgi_response["ETag"]
+    # The lookup and the body: two async reads, no sync one from the view.
+    assert recording_cache.calls.count("aget_many") == 2
+    recording_cache.calls.clear()
+    wsgi_get("/sitemap-articles-1.xml", **headers)
+    assert recording_cache.calls == ["get_many", "get_many"]
+
+
 # A real server -----------------------------------------------------------------
 
 SEED = textwrap.dedent(
