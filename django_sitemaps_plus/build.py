@@ -303,7 +303,8 @@ def _write_interim_index(
         if new_text and (old_value is None or (_lastmod_value(new_text) or old_value) > old_value):
             lastmod, moved = new_text, True
         loc = xml.escape(_file_loc(site, match[1], int(match[2]), "xml"))
-        entries.append(xml.sitemap_entry(loc, lastmod))
+        urls = info.get("urls") if stylesheet else None
+        entries.append(xml.sitemap_entry(loc, lastmod, urls if isinstance(urls, int) else None))
     if not moved or not entries:
         return False
     path = storage_name(INDEX_NAME, prefix)
@@ -436,7 +437,8 @@ def _build(
             if progress:
                 progress(done, total, text_name)
         loc = xml.escape(_file_loc(section.own_site(site), name, page.number, "xml"))
-        entries.append(xml.sitemap_entry(loc, format_w3c(page.lastmod)))
+        count = page.url_count if stylesheet else None
+        entries.append(xml.sitemap_entry(loc, format_w3c(page.lastmod), count))
         result.urls += page.url_count
     if entries:
         # The index last: every file it names is complete by now.

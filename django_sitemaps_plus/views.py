@@ -225,6 +225,8 @@ def _index(request: HttpRequest) -> Served:
     sections, all_pages = _all_pages(site)
 
     def prepare() -> Prepared:
+        href = stylesheet_href(request)
+        styled = href is not None
         entries: list[str] = []
         lastmods: list[dt.date | dt.datetime | None] = []
         expiries: list[dt.datetime | None] = []
@@ -234,7 +236,8 @@ def _index(request: HttpRequest) -> Served:
             own = section.own_site(site)
             for page in pages:
                 loc = xml.escape(file_url(request, own, name, page.number, "xml"))
-                entries.append(xml.sitemap_entry(loc, format_w3c(page.lastmod)))
+                count = page.url_count if styled else None
+                entries.append(xml.sitemap_entry(loc, format_w3c(page.lastmod), count))
                 lastmods.append(page.lastmod)
                 expiries.append(section.page_expires_at(page, site))
         if not entries:
@@ -250,7 +253,6 @@ def _index(request: HttpRequest) -> Served:
             entries = entries[: protocol.MAX_SITEMAPS_PER_INDEX]
         # Any file without a lastmod: none for the index (a new such file
         # must not be hidden by a 304).
-        href = stylesheet_href(request)
         return Prepared(
             latest_of_all(lastmods), lambda: xml.stream_index(entries, href), _earliest(expiries)
         )

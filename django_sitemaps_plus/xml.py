@@ -185,11 +185,18 @@ def stream_urlset(
     return _batched(_root_open("urlset", namespaces, stylesheet), entries, "</urlset>\n", label)
 
 
-def sitemap_entry(loc: str, lastmod: str | None) -> str:
-    """One ``<sitemap>`` element of an index; ``loc`` already escaped."""
+def sitemap_entry(loc: str, lastmod: str | None, urls: int | None = None) -> str:
+    """One ``<sitemap>`` element of an index; ``loc`` already escaped.
+
+    ``urls``, the file's URL count, goes into a comment for the styled view
+    (``stylesheet.py`` shows it): comments are not part of the protocol's
+    content model, so the index stays valid against sitemap.xsd, and crawlers
+    skip them.
+    """
+    count = "" if urls is None else f"<!-- urls: {int(urls)} -->"
     if lastmod:
-        return f"<sitemap><loc>{loc}</loc><lastmod>{lastmod}</lastmod></sitemap>\n"
-    return f"<sitemap><loc>{loc}</loc></sitemap>\n"
+        return f"<sitemap><loc>{loc}</loc><lastmod>{lastmod}</lastmod>{count}</sitemap>\n"
+    return f"<sitemap><loc>{loc}</loc>{count}</sitemap>\n"
 
 
 def stream_index(entries: Iterable[str], stylesheet: str | None = None) -> Iterator[bytes]:
