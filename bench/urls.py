@@ -5,6 +5,7 @@
 - ``/contrib/generic/sitemap.xml``: contrib's index of a ``GenericSitemap``
 - ``/contrib/sitemap-<section>.xml?p=N``: contrib's pages
 - ``/sitemap.xml``, ``/sitemap-<section>-<page>.xml``: ours
+- ``/sitemap/``: ours, the HTML sitemap for visitors (bench/bench_html_sitemap.py)
 """
 
 from __future__ import annotations
@@ -40,5 +41,6 @@ urlpatterns = [
         {"sitemaps": CONTRIB_SITEMAPS},
         name="contrib-section",
     ),
+    path("sitemap/", include("django_sitemaps_plus.html_urls")),
     path("", include("django_sitemaps_plus.urls")),
 ]

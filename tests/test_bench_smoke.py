@@ -21,40 +21,31 @@ from tests.utils import require_reference
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_bench_core_runs_and_matches_contrib(tmp_path: Path) -> None:
-    out = tmp_path / "result.json"
+def _run_bench(tmp_path: Path, module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m <module> <args>`` on a fresh SQLite file, outside tests.settings."""
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{tmp_path / 'bench.sqlite3'}",
         "PYTHONPATH": str(ROOT),
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.bench_core",
-            "--db",
-            "sqlite",
-            "--rows",
-            "2000",
-            "--limit",
-            "500",
-            "--repeat",
-            "1",
-            "--slow-repeat",
-            "1",
-            "--no-memory",
-            "--verify",
-            "full",
-            "--json",
-            str(out),
-        ],
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
         timeout=300,
+    )
+
+
+def test_bench_core_runs_and_matches_contrib(tmp_path: Path) -> None:
+    out = tmp_path / "result.json"
+    completed = _run_bench(
+        tmp_path,
+        "bench.bench_core",
+        *("--db", "sqlite", "--rows", "2000", "--limit", "500", "--repeat", "1"),
+        *("--slow-repeat", "1", "--no-memory", "--verify", "full", "--json", str(out)),
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
     result = json.loads(out.read_text())
@@ -121,3 +112,16 @@ def test_validator_bench_runs_and_agrees_with_the_xsd(tmp_path: Path, shape: str
     assert results["lxml-xsd"]["verdict"] is True
     assert results["validator"]["verdict"] == {"errors": 0, "warnings": 0, "info": 0}
     assert "CPU vs lxml XMLSchema" in completed.stdout
+
+
+def test_bench_html_sitemap_runs(tmp_path: Path) -> None:
+    completed = _run_bench(
+        tmp_path,
+        "bench.bench_html_sitemap",
+        *("--rows", "2000", "--limit", "500", "--repeat", "1"),
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    rows = [line for line in completed.stdout.splitlines() if line.startswith("| `")]
+    # The index, four HTML pages (one per file of 500 here) and the XML file.
+    assert len(rows) == 6
+    assert "`/sitemap/articles/4/` (last page)" in completed.stdout
