@@ -148,3 +148,22 @@ def test_whole_list_url_test_accepts_clean_urls() -> None:
     values = [f"https://example.com/{n}/a-b_c~d" for n in range(100)]
     assert all_clean_urls(values)
     assert all(map(is_http_url, values))
+
+
+def test_the_writers_rules_load_neither_lxml_nor_the_validator() -> None:
+    """The extension rules are the writers' too: importing them (and the
+    writers) costs neither lxml nor the validator's engine."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import django_sitemaps_plus.extensions.rules.hreflang\n"
+        "import django_sitemaps_plus.extensions.rules.images\n"
+        "import django_sitemaps_plus.extensions.rules.news\n"
+        "import django_sitemaps_plus.extensions.rules.video\n"
+        "print(sorted(m for m in ('lxml', 'django_sitemaps_plus.validation.engine',"
+        " 'django_sitemaps_plus.validation.parser') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
