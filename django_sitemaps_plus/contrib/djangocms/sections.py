@@ -44,6 +44,7 @@ from django_sitemaps_plus.lastmod import (
     GreatestIgnoringNulls,
     W3CDatetime,
     format_w3c,
+    to_utc,
 )
 from django_sitemaps_plus.location import SiteContext
 from django_sitemaps_plus.sections import (
@@ -283,7 +284,7 @@ class PageSection(ModelSection):
             .annotate(_n=Count("pk"), _m=Max(lastmod_expression()))
             .order_by("_sitemaps_page")
         )
-        return [PageInfo(row["_sitemaps_page"], _as_lastmod(row["_m"]), row["_n"]) for row in rows]
+        return [PageInfo(row["_sitemaps_page"], to_utc(row["_m"]), row["_n"]) for row in rows]
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         if number < 1:
@@ -295,7 +296,7 @@ class PageSection(ModelSection):
         )
         if not found["_n"]:
             return None
-        return PageInfo(number, _as_lastmod(found["_m"]), found["_n"])
+        return PageInfo(number, to_utc(found["_m"]), found["_n"])
 
     def _page_range(self, number: int) -> dict[str, int]:
         return {
@@ -336,12 +337,6 @@ class PageSection(ModelSection):
                 yield locator.rows(complete, in_sql)
         if pending:
             yield locator.rows(pending, in_sql)
-
-
-def _as_lastmod(value: Any) -> Any:
-    from django_sitemaps_plus.lastmod import to_utc
-
-    return to_utc(value)
 
 
 class _Locator:
@@ -406,6 +401,6 @@ class _Locator:
         }
         out: list[Row] = []
         for (pk, page_id, _language, _path, _home, raw), url in zip(batch, urls):
-            lastmod = raw if in_sql else format_w3c(_as_lastmod(raw))
+            lastmod = raw if in_sql else format_w3c(to_utc(raw))
             out.append((PageEntry(pk, alternates.get(page_id, "")), url, lastmod, None))
         return out
