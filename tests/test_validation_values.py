@@ -167,3 +167,70 @@ def test_the_writers_rules_load_neither_lxml_nor_the_validator() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+LOCATIONS = [
+    "https://example.com/a/b",
+    "https://example.com/p/a",
+    "https://example.com/p/../a",
+    "https://example.com/p/./a",
+    "https://example.com/p//a",
+    "https://example.com/p/%2e%2e/a",
+    "https://example.com/p/sitemap-2.xml",
+    "https://example.com/p/Sitemap.XML.GZ",
+    "https://EXAMPLE.com/p/a",
+    "http://example.com/p/a",
+    "https://other.example/p/a",
+    "https://example.com/p/a?utm_source=x",
+    "https://example.com/p/a;jsessionid=1",
+    "https://example.com/p/caf\u00e9",
+    "https://example.com/p/a b",
+    "https://example.com/p/%zz",
+    "https://example.com/p/" + "a" * 1_100,
+    "https://e.co",
+    "https://example.com",
+    "/p/a",
+    "",
+]
+
+
+@pytest.mark.parametrize(
+    "file_url", [None, "https://example.com/sitemap.xml", "https://example.com/p/s.xml"]
+)
+@pytest.mark.parametrize("value", LOCATIONS)
+def test_location_hot_paths(file_url: str | None, value: str) -> None:
+    """What the batch path accepts without ``LocChecker.check`` (the
+    per-entry path's), ``check`` passes silently: a URL ``quick`` accepts
+    (with the same key), and a line ``quick_lines`` accepts once the batch's
+    whole-list tests (lengths, sitemap-like paths, dot segments below a
+    directory) pass too."""
+    from django_sitemaps_plus import protocol
+    from django_sitemaps_plus.validation.context import Context
+    from django_sitemaps_plus.validation.locations import SITEMAP_FILE_LINES_RE, LocChecker
+
+    def checker() -> tuple[LocChecker, FileReport]:
+        report = FileReport("t")
+        locations = LocChecker(report, Context(file_url=file_url))
+        locations.check("https://example.com/p/first", 1)
+        return locations, report
+
+    def silent_check() -> tuple[bool, int | None]:
+        locations, report = checker()
+        before = len(report.findings)
+        key = locations.check(value, 2)
+        return len(report.findings) == before, key
+
+    locations, _ = checker()
+    key = locations.quick(value)
+    if key is not None:
+        assert silent_check() == (True, key)
+    lines = locations.quick_lines()
+    if (
+        lines is not None
+        and value
+        and lines.fullmatch(value)
+        and protocol.XSD_MIN_LOC_LENGTH <= len(value) <= protocol.YANDEX_MAX_LOC_LENGTH
+        and not SITEMAP_FILE_LINES_RE.search(value)
+        and (locations.file_directory == "/" or "/.." not in value)
+    ):
+        assert silent_check()[0]
