@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.template import engines
@@ -135,6 +135,25 @@ def locate(pages: Sequence[PageInfo], size: int, number: int) -> tuple[PageInfo,
     return None
 
 
+def display_url(uri: str) -> str:
+    """``uri`` for humans (an IRI): percent-encoded UTF-8 decoded where it
+    stands for a character (``uri_to_iri``), and an internationalised host
+    in its Unicode form (``xn--bcher-kva.example`` is ``bücher.example``)."""
+    iri = uri_to_iri(uri)
+    if "xn--" not in iri.lower():
+        return iri
+    parts = urlsplit(iri)
+    host = parts.hostname or ""
+    try:
+        unicode_host = host.encode("ascii").decode("idna")
+    except UnicodeError:
+        return iri
+    # ``hostname`` is lower-cased: find it in the netloc whatever its case.
+    start = parts.netloc.lower().rindex(host)
+    netloc = parts.netloc[:start] + unicode_host + parts.netloc[start + len(host) :]
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
 def _entry_link(entry: str) -> Link:
     """The loc and lastmod of one ``<url>`` entry as the engine writes it
     (``<url><loc>...</loc><lastmod>...</lastmod>...``)."""
@@ -146,7 +165,7 @@ def _entry_link(entry: str) -> Link:
     if entry.startswith("<lastmod>", rest):
         rest += len("<lastmod>")
         lastmod = entry[rest : entry.index("</lastmod>", rest)]
-    return Link(href=href, text=uri_to_iri(href), lastmod=lastmod)
+    return Link(href=href, text=display_url(href), lastmod=lastmod)
 
 
 def links(section: Section, site: SiteContext, info: PageInfo, start: int, size: int) -> list[Link]:

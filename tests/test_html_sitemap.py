@@ -214,6 +214,26 @@ def test_non_ascii_urls_are_shown_decoded_and_linked_encoded(html_site):
     ) in html
 
 
+def test_an_internationalised_host_is_shown_in_unicode(html_site, settings):
+    settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "BASE_URL": "https://bücher.example"}
+    register(Article)
+    Article.objects.create(pk=1, title="t", slug="straße")
+    html = get("/sitemap/articles/")[1]
+    assert (
+        '<a href="https://xn--bcher-kva.example/articles/stra%C3%9Fe/">'
+        "https://bücher.example/articles/straße/</a>"
+    ) in html
+
+
+def test_display_url_keeps_what_is_not_a_character():
+    from django_sitemaps_plus.html_sitemap import display_url
+
+    # A reserved character stays escaped; an invalid punycode host stays as is.
+    assert display_url("https://example.com/a%2Fb/%C3%A9") == "https://example.com/a%2Fb/é"
+    assert display_url("https://xn--zz.example/") == "https://xn--zz.example/"
+    assert display_url("https://XN--BCHER-KVA.example:8443/") == "https://bücher.example:8443/"
+
+
 def test_urls_are_escaped(html_site):
     html_site.add(QuotedSection())
     html = get("/sitemap/quoted/")[1]
