@@ -1,18 +1,27 @@
 """The sitemap overview in the Django admin: the sections, their files and
-figures, for staff with the ``view_sitemap_overview`` permission."""
+figures, an HTML table of each file, a lastmod plot per section, the IndexNow
+queue and a validation run in the background, for staff with the
+``view_sitemap_overview`` permission."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib import admin
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.views.decorators.http import require_POST
 
-from django_sitemaps_plus import overview
+from django_sitemaps_plus import overview, site_validation
+from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.models import SitemapOverview
 
 PERMISSION = "django_sitemaps_plus.view_sitemap_overview"
+#: Rows per page of a file's HTML table.
+FILE_PAGE_ROWS = 1_000
 
 
 @admin.register(SitemapOverview)
@@ -34,22 +43,93 @@ class SitemapOverviewAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
+    def get_urls(self) -> list[URLPattern]:
+        prefix = f"{self.opts.app_label}_{self.opts.model_name}"
+
+        def wrap(view: Any) -> Any:
+            return self.admin_site.admin_view(view)
+
+        own = [
+            path(
+                "file/<str:section>/<int:page>/",
+                wrap(self.file_view),
+                name=f"{prefix}_file",
+            ),
+            path("validate/", wrap(require_POST(self.validate_view)), name=f"{prefix}_validate"),
+            path(
+                "validate/<str:run_id>/",
+                wrap(self.validation_view),
+                name=f"{prefix}_validation",
+            ),
+        ]
+        return own + super().get_urls()
+
+    def _context(self, request: HttpRequest, title: str, **extra: Any) -> dict[str, Any]:
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        return {
+            **self.admin_site.each_context(request),
+            "title": title,
+            "opts": self.model._meta,
+            **extra,
+        }
+
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
-        if not self.has_view_permission(request):
-            from django.core.exceptions import PermissionDenied
+        from django_sitemaps_plus import indexnow
 
+        if not self.has_view_permission(request):
             raise PermissionDenied
         rows = overview.sections(request)
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "Sitemap overview",
-            "opts": self.model._meta,
-            "sections": rows,
-            "total_urls": sum(r.urls for r in rows),
-            "total_files": sum(len(r.files) for r in rows),
-            "build": overview.last_build(),
+        context = self._context(
+            request,
+            "Sitemap overview",
+            sections=rows,
+            total_urls=sum(r.urls for r in rows),
+            total_files=sum(len(r.files) for r in rows),
+            build=overview.last_build(),
+            indexnow=indexnow.queue_status() if conf.INDEXNOW_KEY else None,
+            validation=site_validation.latest(),
             **(extra_context or {}),
-        }
+        )
         return TemplateResponse(request, "admin/django_sitemaps_plus/overview.html", context)
+
+    def file_view(self, request: HttpRequest, section: str, page: int) -> HttpResponse:
+        """One file as an HTML table, without XSLT, 1,000 rows a page."""
+        context = self._context(request, f"sitemap-{section}-{page}.xml")
+        rows = overview.file_rows(request, section, page)
+        if rows is None:
+            raise Http404("No such sitemap file.")
+        paginator = Paginator(rows, FILE_PAGE_ROWS)
+        listed = paginator.get_page(request.GET.get("p"))
+        context.update(
+            section=section,
+            page=page,
+            urls=len(rows),
+            rows=listed,
+            file_url=reverse("sitemaps_plus:section", kwargs={"section": section, "page": page}),
+            columns={
+                kind: any(getattr(row, kind) for row in rows)
+                for kind in ("images", "alternates", "news", "videos")
+            },
+        )
+        return TemplateResponse(request, "admin/django_sitemaps_plus/file.html", context)
+
+    def validate_view(self, request: HttpRequest) -> HttpResponse:
+        """Start a validation run in the background; show its progress page."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        # Every XML file and its .txt twin, the index and sitemap.txt.
+        files = sum(len(r.files) for r in overview.sections(request))
+        run = site_validation.start(total=2 * files + 2)
+        return HttpResponseRedirect(
+            reverse("admin:django_sitemaps_plus_sitemapoverview_validation", args=[run.id])
+        )
+
+    def validation_view(self, request: HttpRequest, run_id: str) -> HttpResponse:
+        run = site_validation.get(run_id)
+        if run is None:
+            raise Http404("No such validation run (they are kept for a week).")
+        context = self._context(request, "Sitemap validation", run=run)
+        return TemplateResponse(request, "admin/django_sitemaps_plus/validation.html", context)

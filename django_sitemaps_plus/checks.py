@@ -52,6 +52,7 @@ def check_settings(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
             )
         )
     errors.extend(_site_resolver_errors())
+    errors.extend(_validation_runner_errors())
     errors.extend(_limit_errors("SITEMAPS_PLUS['LIMIT']", conf.get("LIMIT")))
     errors.extend(_loc_length_errors("SITEMAPS_PLUS['MAX_LOC_LENGTH']", conf.get("MAX_LOC_LENGTH")))
     errors.extend(_html_sitemap_errors())
@@ -137,8 +138,9 @@ def _has_site_resolver() -> bool:
     return bool(conf.get("SITE_RESOLVER") or app_resolver_path())
 
 
-def _site_resolver_errors() -> list[CheckMessage]:
-    path = conf.get("SITE_RESOLVER")
+def _callable_path_errors(name: str, hint: str, check_id: str) -> list[CheckMessage]:
+    """An error when ``SITEMAPS_PLUS[name]`` is set but names no callable."""
+    path = conf.get(name)
     if path is None:
         return []
     problem = None
@@ -146,22 +148,34 @@ def _site_resolver_errors() -> list[CheckMessage]:
         problem = "is not a dotted path"
     else:
         try:
-            resolver = import_string(path)
+            target = import_string(path)
         except ImportError as exc:
             problem = f"cannot be imported ({exc})"
         else:
-            if not callable(resolver):
+            if not callable(target):
                 problem = "is not callable"
     if problem is None:
         return []
-    return [
-        Error(
-            f"SITEMAPS_PLUS['SITE_RESOLVER'] = {path!r} {problem}.",
-            hint="The dotted path of a callable(request or None) returning a "
-            "django_sitemaps_plus.location.SiteContext, or None.",
-            id=f"{ID}.E016",
-        )
-    ]
+    return [Error(f"SITEMAPS_PLUS[{name!r}] = {path!r} {problem}.", hint=hint, id=check_id)]
+
+
+def _site_resolver_errors() -> list[CheckMessage]:
+    return _callable_path_errors(
+        "SITE_RESOLVER",
+        "The dotted path of a callable(request or None) returning a "
+        "django_sitemaps_plus.location.SiteContext, or None.",
+        f"{ID}.E016",
+    )
+
+
+def _validation_runner_errors() -> list[CheckMessage]:
+    return _callable_path_errors(
+        "VALIDATION_RUNNER",
+        "The dotted path of a callable(run_id) that runs "
+        "django_sitemaps_plus.site_validation.run(run_id) in the background, "
+        "e.g. a Celery task's delay; or None for a thread of the web process.",
+        f"{ID}.E030",
+    )
 
 
 def _is_number(value: Any, *, minimum: float, integer: bool = False) -> bool:

@@ -80,6 +80,11 @@ DEFAULTS: dict[str, Any] = {
     # Views serve built files instead of rendering: None (render), "serve"
     # (stream from the storage) or "redirect" (302 to the storage's URL).
     "SERVE_BUILT": None,
+    # The admin overview (docs/styled.md) --------------------------------------
+    # Dotted path of a callable(run_id) that runs
+    # django_sitemaps_plus.site_validation.run(run_id) in the background (a
+    # Celery task's .delay, say); None: a thread of the web process.
+    "VALIDATION_RUNNER": None,
     # IndexNow (docs/indexnow.md) ----------------------------------------------
     # The site's IndexNow key (8-128 of a-z, A-Z, 0-9, '-'); None: off.
     "INDEXNOW_KEY": None,
@@ -110,6 +115,11 @@ class Settings:
     def BASE_URL(self) -> str | None:
         value: str | None = self.get("BASE_URL")
         return value.rstrip("/") if value else None
+
+    @property
+    def VALIDATION_RUNNER(self) -> str | None:
+        value = self.get("VALIDATION_RUNNER")
+        return str(value) if value else None
 
     @property
     def SITE_RESOLVER(self) -> str | None:

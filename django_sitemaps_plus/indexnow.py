@@ -106,13 +106,40 @@ def _queued(cache: BaseCache) -> int:
     return max(0, tail - head)
 
 
-def pending() -> list[str]:
-    """The queued URLs, oldest first."""
+def pending(limit: int | None = None) -> list[str]:
+    """The queued URLs, oldest first (the first ``limit`` of them)."""
     cache = _cache()
     head, tail = _bounds(cache)
+    if limit is not None:
+        tail = min(tail, head + limit)
     keys = [f"{PREFIX}:item:{n}" for n in range(head + 1, tail + 1)]
     found = cache.get_many(keys)
     return [str(found[k]) for k in keys if k in found]
+
+
+@dataclass
+class QueueStatus:
+    """What the admin overview shows of the queue."""
+
+    queued: int
+    oldest: list[str]
+    #: When the next run may submit after a failed one (seconds since the epoch).
+    retry_at: float | None
+    #: Whether a run holds the submission lock now.
+    submitting: bool
+
+
+def queue_status(show: int = 20) -> QueueStatus:
+    """The queue's length, its oldest URLs, the backoff and the lock: a few
+    cache round trips, never the whole queue."""
+    cache = _cache()
+    retry_at = cache.get(f"{PREFIX}:retry_at")
+    return QueueStatus(
+        queued=_queued(cache),
+        oldest=pending(limit=show),
+        retry_at=float(retry_at) if isinstance(retry_at, (int, float)) else None,
+        submitting=cache.get(f"{PREFIX}:lock") is not None,
+    )
 
 
 # What to queue ---------------------------------------------------------------

@@ -31,6 +31,7 @@ from django.db import connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Count, Func, Max, Value
 from django.db.models.constants import LOOKUP_SEP
+from django.db.models.functions import Cast
 from django.db.models.sql.compiler import SQLCompiler
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
@@ -39,7 +40,7 @@ from django.utils.text import slugify
 from django_sitemaps_plus import protocol, xml
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.extensions.base import Extension
-from django_sitemaps_plus.lastmod import LastmodSpec, format_w3c, latest
+from django_sitemaps_plus.lastmod import LastmodSpec, format_w3c, latest, to_utc
 from django_sitemaps_plus.location import LocationTemplate, SiteContext, absolute_location
 
 if TYPE_CHECKING:
@@ -164,6 +165,37 @@ class PageInfo:
     #: When the file next changes by the clock alone, if ``index_pages`` or
     #: ``page_info`` knew it already; None: ask ``Section.expires_at``.
     expires_at: dt.datetime | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class LastmodCounts:
+    """How many of a section's URLs last changed on each day (UTC), and how
+    many have no lastmod: what the admin overview plots."""
+
+    by_day: dict[dt.date, int] = field(default_factory=dict)
+    undated: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_day.values()) + self.undated
+
+    def add(self, day: dt.date | None, urls: int = 1) -> None:
+        if day is None:
+            self.undated += urls
+        else:
+            self.by_day[day] = self.by_day.get(day, 0) + urls
+
+
+def day_of(value: Any) -> dt.date | None:
+    """The UTC day of a lastmod (a date, a datetime, or W3C text)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return dt.date.fromisoformat(value[:10])
+    normalised = to_utc(value)
+    if isinstance(normalised, dt.datetime):
+        return normalised.date()
+    return normalised
 
 
 @dataclass(frozen=True)
@@ -556,6 +588,20 @@ class Section:
         for rows in self._page_rows(number, site, info):
             yield from self._render(rows, site)
 
+    def lastmod_counts(self, site: SiteContext) -> LastmodCounts:
+        """Every URL of the section counted by the day of its lastmod.
+
+        This default reads what the files hold: each file's entries, rendered
+        as for the sitemap, so it is exact for any section, at the cost of a
+        render of every file. ``ModelSection`` counts in one grouped query.
+        """
+        counts = LastmodCounts()
+        for page in self.index_pages(site):
+            for entry in self.page_entries(page.number, site):
+                start = entry.find("<lastmod>", entry.index("</loc>"))
+                counts.add(None if start < 0 else day_of(entry[start + 9 : start + 19]))
+        return counts
+
     def page_locations(
         self, number: int, site: SiteContext, info: PageInfo | None = None
     ) -> Iterator[str]:
@@ -850,6 +896,26 @@ class ModelSection(Section):
             PageInfo(page, lastmod, count)
             for page, (count, lastmod) in self._grouped(self.site_queryset(site)).items()
         ]
+
+    def lastmod_counts(self, site: SiteContext) -> LastmodCounts:
+        """The section's rows grouped by the UTC day of their lastmod
+        expression: one query, whatever the size of the section."""
+        queryset = self.site_queryset(site).order_by()
+        per_item = self.urls_per_item()
+        counts = LastmodCounts()
+        if not self.lastmod_spec:
+            counts.add(None, queryset.count() * per_item)
+            return counts
+        day = Cast(self.lastmod_spec.row_expression(), models.DateField())
+        rows = (
+            queryset.annotate(_sitemaps_day=day)
+            .values("_sitemaps_day")
+            .annotate(_n=Count("pk"))
+            .values_list("_sitemaps_day", "_n")
+        )
+        for value, number in rows:
+            counts.add(day_of(value), number * per_item)
+        return counts
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         if number < 1:

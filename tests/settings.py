@@ -36,6 +36,9 @@ INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.sessions",
     "django.contrib.messages",
+    # The live server serves the admin's CSS through it (the browser tests'
+    # screenshots in docs/ show the admin as it looks).
+    "django.contrib.staticfiles",
     "django.contrib.sites",
     "django.contrib.sitemaps",
     "django_sitemaps_plus",
@@ -51,7 +54,7 @@ INSTALLED_APPS = [
 LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("fr", "Français")]
 SITE_ID = 1
 ROOT_URLCONF = "tests.urls"
-# The live server (browser tests) wraps the app in static and media handlers.
+# The live server (browser tests) serves static files from the apps' folders.
 STATIC_URL = "/static/"
 # What the admin needs (the overview's tests), and nothing that queries on its own.
 MIDDLEWARE: list[str] = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Union
 from urllib.parse import urljoin, urlsplit
@@ -253,14 +253,17 @@ def validate_site(
     max_findings: int | None = DEFAULT_MAX_FINDINGS,
     now: dt.datetime | None = None,
     include_text: bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> Report:
     """Validate this site's sitemaps, rendered in-process through the real views.
 
     The index is fetched with ``SiteFetcher`` and followed to every
     section file; with ``include_text`` each file's ``.txt`` twin is checked too.
+    ``progress`` is called with each URL as it is fetched (the admin's
+    background run reports how far it got).
     """
     index_url = site_index_url()
-    fetcher = SiteFetcher(index_url)
+    fetcher = SiteFetcher(index_url, progress=progress)
     run = _Run(follow=follow, ignore=ignore, max_findings=max_findings, fetcher=fetcher, now=now)
     try:
         run.validate_url(index_url, depth=1)

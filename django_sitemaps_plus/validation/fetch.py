@@ -141,9 +141,10 @@ class SiteFetcher:
     process's database connections are left as they are.
     """
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, progress: Callable[[str], None] | None = None) -> None:
         from django.core.handlers.base import BaseHandler
 
+        self.progress = progress
         parts = urlsplit(base_url)
         self.scheme = parts.scheme
         self.host = parts.netloc.lower()
@@ -172,6 +173,8 @@ class SiteFetcher:
         return WSGIRequest(environ)
 
     def fetch(self, url: str) -> Fetched:
+        if self.progress is not None:
+            self.progress(url)
         return _follow(url, self._get)
 
     def _get(self, url: str) -> _Hop:

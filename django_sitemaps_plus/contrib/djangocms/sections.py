@@ -32,7 +32,7 @@ from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.db import connections, models
 from django.db.models import Count, Exists, F, Max, OuterRef, Q, Subquery
-from django.db.models.functions import Length, Substr
+from django.db.models.functions import Cast, Length, Substr
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
@@ -48,11 +48,13 @@ from django_sitemaps_plus.lastmod import (
 )
 from django_sitemaps_plus.location import SiteContext
 from django_sitemaps_plus.sections import (
+    LastmodCounts,
     ModelSection,
     PageInfo,
     Row,
     _fetch_chunks,
     _PkPage,
+    day_of,
 )
 
 logger = logging.getLogger("django_sitemaps_plus")
@@ -285,6 +287,21 @@ class PageSection(ModelSection):
             .order_by("_sitemaps_page")
         )
         return [PageInfo(row["_sitemaps_page"], to_utc(row["_m"]), row["_n"]) for row in rows]
+
+    def lastmod_counts(self, site: SiteContext) -> LastmodCounts:
+        """The listed contents (one URL each) by the UTC day of their lastmod: one query."""
+        rows = (
+            self._contents_for(site)
+            .order_by()
+            .annotate(_sitemaps_day=Cast(lastmod_expression(), models.DateField()))
+            .values("_sitemaps_day")
+            .annotate(_n=Count("pk"))
+            .values_list("_sitemaps_day", "_n")
+        )
+        counts = LastmodCounts()
+        for value, number in rows:
+            counts.add(day_of(value), number)
+        return counts
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         if number < 1:
