@@ -41,7 +41,7 @@ import uuid
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from django.core.cache import BaseCache, caches
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
@@ -75,6 +75,10 @@ _POLL_SECONDS = (0.02, 0.05, 0.1, 0.2)
 #: A cached file up to this size is sent to a client without gzip as a plain
 #: ``HttpResponse`` (decompressed whole); larger ones are streamed.
 IN_MEMORY_BYTES = 1024 * 1024
+#: Seconds ``remember()`` keeps a value its sections' versions still match.
+REMEMBER_TIMEOUT = 3600
+
+T = TypeVar("T")
 
 LastmodValue = dt.date | dt.datetime | None
 
@@ -236,6 +240,46 @@ async def _alookup(
     found: dict[str, Any] = await cache.aget_many([*(_version_key(n) for n in names), meta_key])
     versions = await _aversions(cache, names, found)
     return _lookup_of(meta_key, names, versions, found.get(meta_key))
+
+
+def remember(
+    site: SiteContext,
+    sections: Sequence[Section],
+    what: str,
+    compute: Callable[[], T],
+    timeout: int = REMEMBER_TIMEOUT,
+) -> T:
+    """``compute()``, kept in the cache until any of ``sections`` changes.
+
+    For figures derived from the sections' rows that are costly on a large
+    site and asked for often (the admin overview's files and lastmod counts):
+    keyed by the site, ``what`` and the sections' version tokens, so a save
+    or ``invalidate()`` makes them stale at once, as it does the files;
+    ``timeout`` bounds what the clock alone changes (a news window). With
+    ``CACHE`` off, or the cache down, it is ``compute()``.
+    """
+    if not conf.CACHE:
+        return compute()
+    try:
+        cache = get_cache()
+        names = [ALL, *sorted(s.get_name() for s in sections)]
+        found: dict[str, Any] = cache.get_many([_version_key(n) for n in names])
+        versions = _versions(cache, names, found)
+        stamp = "\n".join([site.cache_key, what, *(f"{n}={v}" for n, v in zip(names, versions))])
+        key = f"{KEY_PREFIX}:r:{hashlib.sha256(stamp.encode()).hexdigest()[:40]}"
+        held = cache.get(key)
+    except Exception:
+        logger.warning("Sitemap cache unavailable; computing %s without it", what, exc_info=True)
+        return compute()
+    if isinstance(held, tuple) and len(held) == 1:
+        return cast(T, held[0])
+    value = compute()
+    try:
+        # Wrapped: a computed None is remembered too.
+        cache.set(key, (value,), timeout=timeout)
+    except Exception:
+        logger.warning("Sitemap cache: could not store %s", what, exc_info=True)
+    return value
 
 
 # Rendering into the cache ------------------------------------------------------

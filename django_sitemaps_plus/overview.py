@@ -7,13 +7,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import mark_safe
 
-from django_sitemaps_plus.cache import LastmodValue
+from django_sitemaps_plus.cache import LastmodValue, remember
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.location import site_context
 from django_sitemaps_plus.registry import site as registry
@@ -84,7 +85,12 @@ def sections(request: HttpRequest) -> list[SectionRow]:
     for section in registry:
         name = section.get_name()
         row = SectionRow(name)
-        for page in section.index_pages(site):
+        # Both cost a scan of the section on a large site: remembered until
+        # the section changes (a save, invalidate()), as its files are.
+        pages = remember(
+            site, [section], f"overview-pages:{name}", partial(section.index_pages, site)
+        )
+        for page in pages:
             try:
                 path = reverse(
                     "sitemaps_plus:section", kwargs={"section": name, "page": page.number}
@@ -92,7 +98,9 @@ def sections(request: HttpRequest) -> list[SectionRow]:
             except NoReverseMatch:
                 path = f"/sitemap-{name}-{page.number}.xml"
             row.files.append(FileRow(page.number, path, page.url_count, page.lastmod))
-        row.counts = section.lastmod_counts(site)
+        row.counts = remember(
+            site, [section], f"overview-counts:{name}", partial(section.lastmod_counts, site)
+        )
         rows.append(row)
     return rows
 

@@ -316,3 +316,58 @@ def test_a_bad_validation_runner_is_a_check_error(settings):
 
     settings.SITEMAPS_PLUS = {"VALIDATION_RUNNER": "tests.nowhere.run"}
     assert "sitemaps_plus.E030" in [m.id for m in check_settings(None)]
+
+
+# Remembered figures -----------------------------------------------------------------
+
+
+@pytest.mark.cache
+def test_the_overview_figures_are_remembered_until_the_section_changes(admin_site, settings):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from django_sitemaps_plus.cache import invalidate
+
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
+    client = Client()
+    client.force_login(_staff(permitted=True))
+    client.get(OVERVIEW)
+    with CaptureQueriesContext(connection) as warm:
+        html = client.get(OVERVIEW).content.decode()
+    # The session and the user only: no section is read again.
+    assert not [q for q in warm.captured_queries if "testapp_article" in q["sql"]]
+    assert '<strong id="total-urls">7</strong>' in html
+    # A write that sends no signal (update()), then invalidate(): the figures follow.
+    Article.objects.filter(pk=1).update(updated_at=at(9))
+    assert 'title="2024-01-06T12:00:00+00:00"' in client.get(OVERVIEW).content.decode()
+    invalidate("articles")
+    assert 'title="2024-01-09T12:00:00+00:00"' in client.get(OVERVIEW).content.decode()
+    # A save sends the signal: stale at once, without invalidate().
+    article = Article.objects.get(pk=2)
+    article.updated_at = at(10)
+    article.save()
+    assert 'title="2024-01-10T12:00:00+00:00"' in client.get(OVERVIEW).content.decode()
+
+
+@pytest.mark.cache
+def test_remember_computes_each_time_with_the_cache_off(settings, registry):
+    from django_sitemaps_plus.cache import remember
+    from django_sitemaps_plus.location import site_context
+    from django_sitemaps_plus.registry import site as sections
+
+    register(Article)
+    section = sections.get("articles")
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return None  # a None is remembered too (with the cache on)
+
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
+    remember(site_context(), [section], "probe", compute)
+    remember(site_context(), [section], "probe", compute)
+    assert len(calls) == 1
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": False}
+    remember(site_context(), [section], "probe", compute)
+    remember(site_context(), [section], "probe", compute)
+    assert len(calls) == 3

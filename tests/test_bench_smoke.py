@@ -125,3 +125,14 @@ def test_bench_html_sitemap_runs(tmp_path: Path) -> None:
     # The index, four HTML pages (one per file of 500 here) and the XML file.
     assert len(rows) == 6
     assert "`/sitemap/articles/4/` (last page)" in completed.stdout
+
+
+def test_bench_overview_runs(tmp_path: Path) -> None:
+    completed = _run_bench(tmp_path, "bench.bench_overview", "--rows", "2000", "--repeat", "1")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    rows = [line for line in completed.stdout.splitlines() if line.startswith("| ")]
+    # The header, index_pages and lastmod_counts of both sections, the whole cold and warm.
+    assert len(rows) == 7
+    # A model section's lastmod counts are one query, whatever its size.
+    assert "| `articles`: `lastmod_counts()` |" in completed.stdout
+    assert next(line for line in rows if "lastmod_counts" in line).endswith("| 1 |")

@@ -170,7 +170,11 @@ class TestDemoExtras:
         news = client.get("/sitemap-news-1.xml")
         body = b"".join(news.streaming_content) if news.streaming else news.content
         news_ns = {"news": "http://www.google.com/schemas/sitemap-news/0.9"}
+        staff = Client(HTTP_HOST="127.0.0.1")
+        staff.force_login(get_user_model().objects.get(username="demo"))
+        overview = staff.get("/admin/django_sitemaps_plus/sitemapoverview/")
         print(json.dumps({
+            "overview": [overview.status_code, overview.content.decode()],
             "robots": robots.content.decode(),
             "html_index": [html_index.status_code, html_index.content.decode()],
             "html_articles": [html_articles.status_code, html_articles.content.decode()],
@@ -192,6 +196,16 @@ class TestDemoExtras:
         assert report["news_status"] == 200
         assert report["news_entries"] >= 5
         assert report["superuser"]
+
+    def test_the_admin_overview_shows_it_all(self, database: Path) -> None:
+        report = json.loads(_run(database, "-c", self.PROBE))
+        status, html = report["overview"]
+        assert status == 200
+        for section in ("articles", "news", "pages", "products"):
+            assert f'data-name="{section}"' in html
+        assert 'class="lastmod-plot"' in html
+        assert 'id="indexnow-queued"' in html  # IndexNow is on in the demo
+        assert 'id="validate"' in html
 
     def test_the_html_sitemap(self, database: Path) -> None:
         report = json.loads(_run(database, "-c", self.PROBE))

@@ -109,4 +109,8 @@ SITEMAPS_PLUS = {
     "BASE_URL": env.str("SITEMAPS_BASE_URL", default="http://127.0.0.1:8000"),
     # /robots.txt with the Sitemap: line (the demo has no robots.txt of its own).
     "ROBOTS_TXT": True,
+    # IndexNow on, so the admin overview shows its queue: saving an article in
+    # the admin queues its URL; nothing is sent until `manage.py
+    # indexnow_submit` runs (the demo never runs it). A demo key, not a secret.
+    "INDEXNOW_KEY": env.str("SITEMAPS_INDEXNOW_KEY", default="demo-indexnow-key-0001"),
 }

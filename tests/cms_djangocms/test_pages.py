@@ -268,3 +268,21 @@ def test_validate_sitemaps_exits_0(cms: CMS) -> None:
     cms.page("Members", slug="members", login_required=True)
     cms.page("Draft", slug="draft", published=False)
     call_command("validate_sitemaps", verbosity=0)  # SystemExit on failure
+
+
+def test_lastmod_counts_in_sql_equal_what_the_files_hold(cms: CMS) -> None:
+    """The admin overview's counts (one grouped query) against the files."""
+    from django_sitemaps_plus.location import site_context
+    from django_sitemaps_plus.registry import site as sections
+    from django_sitemaps_plus.sections import Section
+
+    about = cms.page("About", slug="about")
+    cms.translate(about, "fr", "À propos", slug="a-propos")
+    cms.page("Draft", slug="draft", published=False)
+    section = sections.get("pages")
+    assert section is not None
+    site = site_context()
+    counts = section.lastmod_counts(site)
+    assert counts == Section.lastmod_counts(section, site)
+    assert counts.total == len(entries()) == 3
+    assert counts.undated == 0

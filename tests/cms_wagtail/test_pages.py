@@ -405,3 +405,19 @@ class TestWarmRequests:
         tree.site.is_default_site = True
         tree.site.save()
         assert locs(HTTP_HOST="unknown.example") == {full("/")}
+
+
+def test_lastmod_counts_in_sql_equal_what_the_files_hold(tree: Tree) -> None:
+    """The admin overview's counts (one grouped query) against the files."""
+    from django_sitemaps_plus.location import site_context
+    from django_sitemaps_plus.registry import site as sections
+    from django_sitemaps_plus.sections import Section
+
+    publish(tree.home, ArticlePage(title="About", slug="about"))
+    publish(tree.home, ArticlePage(title="News", slug="news"))
+    section = sections.get("pages")
+    assert section is not None
+    site = site_context()
+    counts = section.lastmod_counts(site)
+    assert counts == Section.lastmod_counts(section, site)
+    assert counts.total == 3

@@ -1,0 +1,95 @@
+"""The admin overview's figures on the core benchmark's data.
+
+The overview (``django_sitemaps_plus.overview.sections``) asks each section
+for its files (``index_pages()``, the index's own queries) and for its URLs by
+lastmod day (``lastmod_counts()``: one grouped query for a model section).
+This measures both per section of the benchmark (``articles``: lastmod from
+its own column; ``articles-comments``: the latest of its column and its
+comments', a correlated subquery per row), and the whole overview computation
+with its query count, cold and warm, on the seeded articles (``bench/seed.py``,
+shared with ``bench_core``). Times are the median of ``--repeat`` runs after
+one warm-up. The overview remembers both figures in the cache
+(``cache.remember``) until a section changes: "warm" is every later request.
+
+    python -m bench.bench_overview --rows 1000000
+    python -m bench.bench_overview --rows 2000 --repeat 1   # smoke
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bench.bench_core import configure, prepare
+
+
+def _median_ms(run: Callable[[], object], repeat: int) -> float:
+    run()
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
+def measure(repeat: int) -> list[tuple[str, float, int]]:
+    """(case, median milliseconds, queries) per case."""
+    from django.conf import settings
+    from django.db import connection
+    from django.test import RequestFactory
+    from django.test.utils import CaptureQueriesContext, override_settings
+
+    from django_sitemaps_plus import overview
+    from django_sitemaps_plus.location import site_context
+    from django_sitemaps_plus.registry import site as registry
+
+    site = site_context(None)
+    request = RequestFactory().get("/admin/django_sitemaps_plus/sitemapoverview/")
+    cases: list[tuple[str, Callable[[], Any]]] = []
+    for section in registry:
+        name = section.get_name()
+        cases.append((f"`{name}`: `index_pages()`", lambda s=section: s.index_pages(site)))
+        cases.append((f"`{name}`: `lastmod_counts()`", lambda s=section: s.lastmod_counts(site)))
+    from django_sitemaps_plus.cache import get_cache
+
+    def cold() -> Any:
+        get_cache().clear()
+        return overview.sections(request)
+
+    cases.append(("the whole overview, cold (cache cleared first)", cold))
+    cases.append(
+        ("the whole overview, warm (figures remembered)", lambda: overview.sections(request))
+    )
+    results = []
+    # The benchmark's settings turn the cache off (bench_core measures renders);
+    # the overview's own default is the cache on.
+    cached = {**settings.SITEMAPS_PLUS, "CACHE": True}
+    with override_settings(SITEMAPS_PLUS=cached):
+        for label, run in cases:
+            with CaptureQueriesContext(connection) as queries:
+                run()
+            results.append((label, _median_ms(run, repeat), len(queries)))
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--rows", type=int, default=1_000_000, help="articles (default 1,000,000)")
+    parser.add_argument("--limit", type=int, default=50_000, help="URLs per file (default 50,000)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per case (default 3)")
+    args = parser.parse_args()
+    configure(args.db, args.rows, args.limit)
+    prepare(args.rows, reseed=False)
+    print(f"{args.rows:,} articles, files of {args.limit:,} URLs, {args.db}")
+    print("| case | median | queries |\n|---|---:|---:|")
+    for label, ms, queries in measure(args.repeat):
+        print(f"| {label} | {ms:,.0f} ms | {queries} |")
+
+
+if __name__ == "__main__":
+    main()
