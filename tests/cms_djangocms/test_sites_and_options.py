@@ -12,6 +12,7 @@ from django.test import RequestFactory
 
 from django_sitemaps_plus.contrib.djangocms.sections import PageSection
 from django_sitemaps_plus.contrib.djangocms.sites import cms_site_context
+from django_sitemaps_plus.contrib.pages import PageEntry
 from tests.cms_djangocms.conftest import CMS, entries, locs
 from tests.utils import fetch
 
@@ -79,8 +80,13 @@ def test_location_of_a_page_for_indexnow(cms: CMS) -> None:
     about = cms.page("About", slug="about")
     from django.utils import translation
 
+    french = cms.translate(about, "fr", "À propos", slug="a-propos")
+    section = PageSection()
     with translation.override("en"):
-        assert PageSection().location(about) == "/en/about/"
+        assert section.location(about) == "/en/about/"
+        assert section.location(about.pk) == "/en/about/"
+        # A listed entry is its content, in the content's language.
+        assert section.location(PageEntry(french.pk)) == "/fr/a-propos/"
 
 
 class TestWarmRequests:

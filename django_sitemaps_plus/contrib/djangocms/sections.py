@@ -324,10 +324,14 @@ class PageSection(ModelSection):
     # Rows ---------------------------------------------------------------------
 
     def location(self, item: Any) -> str:
-        """A page's URL in the active language (IndexNow has one page at hand)."""
-        from cms.models import Page
+        """The URL of a listed entry (a page content, in its language), or of
+        a page or page key in the active language (IndexNow has one at hand)."""
+        from cms.models import Page, PageContent
 
-        page = item if isinstance(item, Page) else Page.objects.get(pk=self.item_pk(item))
+        if isinstance(item, PageEntry):
+            content = PageContent._base_manager.select_related("page").get(pk=item.pk)
+            return str(content.page.get_absolute_url(content.language) or "")
+        page = item if isinstance(item, Page) else Page.objects.get(pk=item)
         return str(page.get_absolute_url() or "")
 
     def item_pk(self, item: Any) -> Any:
