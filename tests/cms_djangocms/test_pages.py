@@ -234,6 +234,24 @@ class TestInvalidation:
         settings_row.delete()
         assert url("/en/about/") in locs()
 
+    def test_a_move_in_the_admin_is_seen(self, cms: CMS) -> None:
+        from django.test import Client
+        from django.urls import reverse
+
+        section = cms.page("Section", slug="section")
+        about = cms.page("About", slug="about")
+        assert url("/en/about/") in locs()
+        client = Client()
+        client.force_login(cms.user)
+        moved = client.post(
+            reverse("admin:cms_page_move_page", args=(about.pk,)),
+            {"target": section.pk, "position": 0, "site": cms.site.pk},
+        )
+        assert moved.status_code == 200, moved.content[:500]
+        # With the cache on: the move's saves and its post_obj_operation both invalidate.
+        assert url("/en/section/about/") in locs()
+        assert url("/en/about/") not in locs()
+
     @pytest.mark.parametrize(
         "signal",
         [
