@@ -103,3 +103,16 @@ class TestWarmRequests:
         with django_assert_num_queries(0):
             assert entries() == cold
             assert fetch("/sitemap.xml")[0].status_code == 200
+
+
+def test_e141_names_a_missing_required_app(monkeypatch: pytest.MonkeyPatch) -> None:
+    from django.apps import apps
+    from django.core.checks import run_checks
+
+    assert not [e for e in run_checks() if e.id == "sitemaps_plus.E141"]
+    installed = apps.is_installed
+    monkeypatch.setattr(
+        apps, "is_installed", lambda name: name != "djangocms_versioning" and installed(name)
+    )
+    errors = [e for e in run_checks() if e.id == "sitemaps_plus.E141"]
+    assert len(errors) == 1 and "djangocms-versioning" in errors[0].msg

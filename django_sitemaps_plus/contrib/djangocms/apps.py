@@ -15,7 +15,12 @@ class DjangoCMSSitemapsConfig(AppConfig):
     sitemaps_plus_site_resolver = "django_sitemaps_plus.contrib.djangocms.sites.cms_site_context"
 
     def ready(self) -> None:
+        from django.core import checks
+
         from django_sitemaps_plus.contrib.djangocms import receivers
+        from django_sitemaps_plus.contrib.djangocms.checks import check_required_apps
+
+        checks.register(check_required_apps)
 
         # Cache invalidation on django CMS's and djangocms-versioning's signals.
         receivers.connect()
