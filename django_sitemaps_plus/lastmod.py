@@ -19,7 +19,7 @@ from django.conf import settings
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import Expression, F, Func, Max, OuterRef, Subquery, Value
+from django.db.models import Exists, Expression, F, Func, Max, OuterRef, Q, Subquery, Value
 from django.db.models.constants import LOOKUP_SEP
 from django.db.models.functions import Cast, Coalesce, NullIf
 from django.db.models.sql.compiler import SQLCompiler
@@ -43,6 +43,9 @@ class LastmodPath:
     #: Crosses a reverse foreign key or a many-to-many relation, so one object
     #: has many values: aggregated with ``Max`` rather than read as a column.
     many_valued: bool
+    #: Whether an object can have no value here (a nullable field, a nullable
+    #: or reverse relation on the way, or no related row at all).
+    nullable: bool = True
 
     @property
     def is_datetime(self) -> bool:
@@ -57,6 +60,7 @@ def resolve_lastmod_path(model: type[models.Model], path: str) -> LastmodPath:
     parts = path.split(LOOKUP_SEP)
     current: type[models.Model] = model
     many_valued = False
+    nullable = False
     for index, part in enumerate(parts):
         try:
             field = current._meta.get_field(part)
@@ -74,6 +78,9 @@ def resolve_lastmod_path(model: type[models.Model], path: str) -> LastmodPath:
                 )
             if field.one_to_many or field.many_to_many:
                 many_valued = True
+            # A reverse one-to-one may have no row; a forward key may be null.
+            if field.auto_created or getattr(field, "null", False):
+                nullable = True
             related = field.related_model
             assert related is not None and not isinstance(related, str)
             current = related
@@ -87,7 +94,12 @@ def resolve_lastmod_path(model: type[models.Model], path: str) -> LastmodPath:
                 f"lastmod field {path!r} of {model._meta.label} is a "
                 f"{type(field).__name__}, not a DateField or DateTimeField"
             )
-        return LastmodPath(path=path, field=field, many_valued=many_valued)
+        return LastmodPath(
+            path=path,
+            field=field,
+            many_valued=many_valued,
+            nullable=nullable or many_valued or field.null,
+        )
     raise LastmodFieldError(f"empty lastmod field of {model._meta.label}")  # pragma: no cover
 
 
@@ -227,6 +239,24 @@ class LastmodSpec:
         if len(columns) == 1:
             return columns[0]
         return GreatestIgnoringNulls(*columns, output_field=self.output_field)
+
+    @property
+    def can_be_missing(self) -> bool:
+        """Whether a row can have no lastmod: every path can be empty."""
+        return bool(self.paths) and all(p.nullable for p in self.paths)
+
+    def undated(self) -> Q:
+        """Rows with no lastmod: no value in any path."""
+        condition = Q()
+        for path in self.paths:
+            if path.many_valued:
+                dated = self.model._default_manager.filter(
+                    pk=OuterRef("pk"), **{f"{path.path}__isnull": False}
+                )
+                condition &= Q(~Exists(dated))
+            else:
+                condition &= Q(**{f"{path.path}__isnull": True})
+        return condition
 
     def formats_in_sql(self, vendor: str) -> bool:
         return bool(self.paths) and settings.USE_TZ and vendor in SQL_FORMAT_VENDORS

@@ -846,11 +846,15 @@ class ModelSection(Section):
         own_aggregates = {f"_m{i}": Max(p.path) for i, p in enumerate(own)}
         counts: dict[int, int] = {}
         lastmods: dict[int, list[LastmodValue]] = {}
-        for row in self._range_union(queryset, pages, {"_n": Count("pk"), **own_aggregates}):
+        undated: set[int] = set()
+        aggregates = {"_n": Count("pk"), **self._undated_aggregate(), **own_aggregates}
+        for row in self._range_union(queryset, pages, aggregates):
             if row["_n"]:
                 page = row["_sitemaps_page"]
                 counts[page] = row["_n"]
                 lastmods[page] = [row[k] for k in own_aggregates]
+                if row.get("_u"):
+                    undated.add(page)
         filled = [page for page in pages if page in counts]
         for key, paths in groups:
             if key == "own" or not filled:
@@ -858,9 +862,27 @@ class ModelSection(Section):
             path = paths[0].path
             for row in self._range_union(queryset, filled, {"_m": Max(path)}, related=path):
                 lastmods.setdefault(row["_sitemaps_page"], []).append(row["_m"])
+        return self._page_figures(counts, lastmods, undated)
+
+    def _undated_aggregate(self) -> dict[str, Any]:
+        """``_u``, the rows without a lastmod, where a row can have none."""
+        spec = self.lastmod_spec
+        if not spec.can_be_missing:
+            return {}
+        return {"_u": Count("pk", filter=spec.undated())}
+
+    def _page_figures(
+        self,
+        counts: dict[int, int],
+        lastmods: dict[int, list[LastmodValue]],
+        undated: set[int],
+    ) -> dict[int, tuple[int, LastmodValue]]:
+        """URLs and lastmod per page. A page with any URL without a lastmod
+        has none (as in contrib): a URL added without a date must not leave
+        the file's lastmod, and so a 304, unchanged."""
         per_item = self.urls_per_item()
         return {
-            page: (count * per_item, latest(lastmods.get(page, [])))
+            page: (count * per_item, None if page in undated else latest(lastmods.get(page, [])))
             for page, count in sorted(counts.items())
         }
 
@@ -876,20 +898,20 @@ class ModelSection(Section):
             f"_m{i}": Max(p.path)
             for i, p in enumerate(groups[0][1] if groups and groups[0][0] == "own" else [])
         }
-        for row in base.annotate(_n=Count("pk"), **first_aggregates).order_by("_sitemaps_page"):
+        undated: set[int] = set()
+        first = base.annotate(_n=Count("pk"), **self._undated_aggregate(), **first_aggregates)
+        for row in first.order_by("_sitemaps_page"):
             page = row["_sitemaps_page"]
             counts[page] = row["_n"]
             lastmods[page] = [row[k] for k in first_aggregates]
+            if row.get("_u"):
+                undated.add(page)
         for key, paths in groups:
             if key == "own":
                 continue
             for row in base.annotate(_m=Max(paths[0].path)):
                 lastmods.setdefault(row["_sitemaps_page"], []).append(row["_m"])
-        per_item = self.urls_per_item()
-        return {
-            page: (count * per_item, latest(lastmods.get(page, [])))
-            for page, count in sorted(counts.items())
-        }
+        return self._page_figures(counts, lastmods, undated)
 
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
         return [

@@ -290,8 +290,51 @@ class TestLastmod:
             "2024-01-06T12:00:00Z",
             None,
         ]
+        # One URL without a lastmod: the file has none (as in contrib).
+        _, index = fetch("/sitemap.xml")
+        assert lastmods(index) == [None]
+        Article.objects.filter(pk=_none.pk).update(updated_at=at(3))
         _, index = fetch("/sitemap.xml")
         assert lastmods(index) == ["2024-01-09T12:00:00Z"]
+
+    def test_a_url_added_without_a_lastmod_is_not_hidden_by_a_304(self, registry):
+        register(Article, lastmod_fields=["updated_at"])
+        articles(2, updated_at=at(5))
+        response, _ = fetch("/sitemap-articles-1.xml")
+        since = response["Last-Modified"]
+        assert fetch("/sitemap-articles-1.xml", HTTP_IF_MODIFIED_SINCE=since)[0].status_code == 304
+        # A new row without a date (bulk_create: no signal, no new lastmod).
+        Article.objects.bulk_create([Article(pk=3, title="t", slug="undated")])
+        response, body = fetch("/sitemap-articles-1.xml", HTTP_IF_MODIFIED_SINCE=since)
+        assert response.status_code == 200
+        assert "Last-Modified" not in response
+        assert any(loc.endswith("/articles/undated/") for loc in locs(body))
+        assert lastmods(fetch("/sitemap.xml")[1]) == [None]
+
+    def test_a_related_date_dates_a_row_without_its_own(self, registry):
+        register(Article, lastmod_fields=["updated_at", "comments__created_at"])
+        first, second = articles(2)
+        Article.objects.filter(pk=first.pk).update(updated_at=at(3))
+        Comment.objects.create(article=second, created_at=at(7))
+        # Both rows have a lastmod (the second from its comment): the file has one.
+        assert lastmods(fetch("/sitemap.xml")[1]) == ["2024-01-07T12:00:00Z"]
+        Comment.objects.all().delete()
+        assert lastmods(fetch("/sitemap.xml")[1]) == [None]
+
+    @pytest.mark.parametrize(
+        ("model", "fields", "missing"),
+        [
+            ("Comment", ["created_at"], False),
+            ("Comment", ["article__updated_at"], True),
+            ("Comment", ["created_at", "article__updated_at"], False),
+            ("Article", ["updated_at", "comments__created_at"], True),
+        ],
+    )
+    def test_which_rows_can_lack_a_lastmod(self, model, fields, missing):
+        from django_sitemaps_plus.lastmod import LastmodSpec
+        from tests.testapp import models as testmodels
+
+        assert LastmodSpec(getattr(testmodels, model), fields).can_be_missing is missing
 
     def test_date_field_gives_a_date(self, registry):
         register(Event, lastmod_fields=["day"])
