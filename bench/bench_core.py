@@ -246,6 +246,8 @@ class Case:
     size: int = 0
     tracemalloc_peak: int | None = None
     rss_delta: int | None = None
+    #: URLs (or, for an index, files) in the response, where a harness counts them.
+    urls: int = 0
 
     def run(self, c: Any) -> int:
         if self.func is not None:
@@ -253,6 +255,21 @@ class Case:
         assert self.path is not None
         with only_sections(self.sections):
             return consume(c.get(self.path))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "group": self.group,
+            "urls": self.urls,
+            "times_ms": [round(t * 1000, 2) for t in self.times],
+            "median_ms": round(self.median * 1000, 2),
+            "min_ms": round(self.best * 1000, 2),
+            "cpu_ms": [round(t * 1000, 2) for t in self.cpu_times],
+            "queries": self.queries,
+            "bytes": self.size,
+            "tracemalloc_peak": self.tracemalloc_peak,
+            "rss_delta": self.rss_delta,
+        }
 
     @property
     def median(self) -> float:
@@ -267,15 +284,20 @@ class Case:
         return statistics.median(self.cpu_times)
 
 
+def contrib_page_case() -> Case:
+    """contrib's first 50,000-URL file, the reference of every page table."""
+    return Case(
+        "contrib-page",
+        "contrib Sitemap, lastmod() method",
+        "page",
+        path="/contrib/sitemap-articles.xml?p=1",
+    )
+
+
 def cases(rows: int, limit: int) -> list[Case]:
     last = max(1, -(-rows // limit))  # the last file, partial or full
     return [
-        Case(
-            "contrib-page",
-            "contrib Sitemap, lastmod() method",
-            "page",
-            path="/contrib/sitemap-articles.xml?p=1",
-        ),
+        contrib_page_case(),
         Case(
             "naive-floor",
             "naive floor (cursor + str.join)",
@@ -760,33 +782,24 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
 
-    result["cases"] = {
-        c.key: {
-            "label": c.label,
-            "group": c.group,
-            "times_ms": [round(t * 1000, 2) for t in c.times],
-            "median_ms": round(c.median * 1000, 2),
-            "min_ms": round(c.best * 1000, 2),
-            "cpu_ms": [round(t * 1000, 2) for t in c.cpu_times],
-            "queries": c.queries,
-            "bytes": c.size,
-            "tracemalloc_peak": c.tracemalloc_peak,
-            "rss_delta": c.rss_delta,
-        }
-        for c in selected
-    }
+    result["cases"] = {c.key: c.as_dict() for c in selected}
     result["elapsed_s"] = round(time.perf_counter() - started, 1)
-    table = markdown(result, selected)
+    write_results(f"core-{args.db}-{args.rows}", markdown(result, selected), result, args.json)
+    return 0
+
+
+def write_results(stem_name: str, table: str, result: dict[str, Any], extra: Path | None) -> None:
+    """Print the table; write it and the JSON to ``bench/results/<stem_name>``
+    (and the JSON to ``extra`` too, when given)."""
     print()
     print(table)
     RESULTS_DIR.mkdir(exist_ok=True)
-    stem = RESULTS_DIR / f"core-{args.db}-{args.rows}"
+    stem = RESULTS_DIR / stem_name
     stem.with_suffix(".md").write_text(table)
     text = json.dumps(result, indent=1, default=str)
     stem.with_suffix(".json").write_text(text)
-    if args.json:
-        args.json.write_text(text)
-    return 0
+    if extra:
+        extra.write_text(text)
 
 
 def profile(case: Case, args: argparse.Namespace) -> int:

@@ -41,7 +41,12 @@ from django_sitemaps_plus import protocol, xml
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.extensions.base import Extension
 from django_sitemaps_plus.lastmod import LastmodSpec, format_w3c, latest, to_utc
-from django_sitemaps_plus.location import LocationTemplate, SiteContext, absolute_location
+from django_sitemaps_plus.location import (
+    LocationTemplate,
+    SiteContext,
+    absolute_location,
+    absolute_paths,
+)
 
 if TYPE_CHECKING:
     from django.contrib.sitemaps import Sitemap
@@ -499,6 +504,30 @@ class Section:
             self._drop(item, why or "is invalid")
         return url
 
+    def _location_urls(self, items: Sequence[Any], site: SiteContext) -> list[str | None]:
+        """``_location_url`` of each of a batch of items.
+
+        ``location()`` is called once per item; the results are checked as a
+        batch (``absolute_paths``: one regex call and the base URL's checks
+        made once) and one by one only when that cannot prove them all.
+        """
+        location = self.location
+        locations: list[Any] = []
+        append = locations.append
+        for item in items:
+            try:
+                append(location(item))
+            except NoReverseMatch as exc:
+                self._drop(item, f"does not reverse: {exc}")
+                append(None)
+        urls: list[str | None] | None = absolute_paths(locations, site)  # type: ignore[assignment]
+        if urls is not None:
+            return urls
+        return [
+            None if loc is None else self._absolute(item, loc, site)
+            for item, loc in zip(items, locations)
+        ]
+
     # Engine API for a list of items ---------------------------------------------
 
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
@@ -570,16 +599,11 @@ class Section:
         # location (in the active language) may not even exist.
         own_location = not self._has_versions()
         for start in range(0, len(items), BATCH_ROWS):
+            batch = items[start : start + BATCH_ROWS]
+            urls = self._location_urls(batch, site) if own_location else [None] * len(batch)
             yield [
-                (
-                    item,
-                    self._location_url(item, site) if own_location else None,
-                    format_w3c(lastmod),
-                    None,
-                )
-                for item, lastmod in zip(
-                    items[start : start + BATCH_ROWS], lastmods[start : start + BATCH_ROWS]
-                )
+                (item, url, format_w3c(lastmod), None)
+                for item, url, lastmod in zip(batch, urls, lastmods[start : start + BATCH_ROWS])
             ]
 
     def page_entries(
@@ -1027,7 +1051,6 @@ class ModelSection(Section):
             (spec.text_expression() if in_sql else spec.row_expression()) if spec else None
         )
         template = self.location_template()
-        batch: list[Row] = []
         if template is not None:
             fields = [self.url_kwargs[name] for name in template.kwarg_names]
             columns: list[Any] = ["pk", *fields]
@@ -1058,18 +1081,19 @@ class ModelSection(Section):
             # hreflang locates each language version itself; the item's own
             # location (in the active language) may not even exist.
             own_location = not self._has_versions()
+            objects = queryset.iterator(chunk_size=BATCH_ROWS)
             size = FIRST_BATCH_ROWS
-            for obj in queryset.iterator(chunk_size=BATCH_ROWS):
-                raw = getattr(obj, "_sitemaps_lastmod", None)
-                lastmod = raw if in_sql else format_w3c(raw)
-                url = self._location_url(obj, site) if own_location else None
-                batch.append((obj, url, lastmod, None))
-                if len(batch) >= size:
-                    yield batch
-                    batch = []
-                    size = BATCH_ROWS
-        if batch:
-            yield batch
+            while instances := list(islice(objects, size)):
+                size = BATCH_ROWS
+                none: list[Any] = [None] * len(instances)
+                if lastmod_column is None:
+                    lastmods = none
+                elif in_sql:
+                    lastmods = [obj._sitemaps_lastmod for obj in instances]
+                else:
+                    lastmods = [format_w3c(obj._sitemaps_lastmod) for obj in instances]
+                urls = self._location_urls(instances, site) if own_location else none
+                yield list(zip(instances, urls, lastmods, none))
 
     def _template_url(
         self, template: LocationTemplate, values: Sequence[Any], key: Any, site: SiteContext

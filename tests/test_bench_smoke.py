@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,16 +40,22 @@ def _run_bench(tmp_path: Path, module: str, *args: str) -> subprocess.CompletedP
     )
 
 
-def test_bench_core_runs_and_matches_contrib(tmp_path: Path) -> None:
+def _bench_result(tmp_path: Path, module: str, *args: str) -> dict[str, Any]:
+    """Run a benchmark that writes ``--json``; its result."""
     out = tmp_path / "result.json"
-    completed = _run_bench(
+    completed = _run_bench(tmp_path, module, *args, "--json", str(out))
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    result: dict[str, Any] = json.loads(out.read_text())
+    return result
+
+
+def test_bench_core_runs_and_matches_contrib(tmp_path: Path) -> None:
+    result = _bench_result(
         tmp_path,
         "bench.bench_core",
         *("--db", "sqlite", "--rows", "2000", "--limit", "500", "--repeat", "1"),
-        *("--slow-repeat", "1", "--no-memory", "--verify", "full", "--json", str(out)),
+        *("--slow-repeat", "1", "--no-memory", "--verify", "full"),
     )
-    assert completed.returncode == 0, completed.stdout + completed.stderr
-    result = json.loads(out.read_text())
 
     verify = result["verify"]
     assert verify["ours_urls"] == 2000
@@ -136,3 +143,20 @@ def test_bench_overview_runs(tmp_path: Path) -> None:
     # A model section's lastmod counts are one query, whatever its size.
     assert "| `articles`: `lastmod_counts()` |" in completed.stdout
     assert next(line for line in rows if "lastmod_counts" in line).endswith("| 1 |")
+
+
+def test_bench_absolute_url_runs_and_matches_the_fast_path(tmp_path: Path) -> None:
+    """bench/bench_absolute_url.py end to end (no timing asserted): the file
+    located by ``get_absolute_url()`` equals the ``url_name`` path's byte for
+    byte and lists contrib's URLs; each case's queries are constant."""
+    result = _bench_result(
+        tmp_path,
+        "bench.bench_absolute_url",
+        *("--rows", "2000", "--limit", "500", "--repeat", "1", "--no-memory"),
+    )
+    assert all(result["verify"].values())
+    cases = result["cases"]
+    assert cases["contrib-page"]["urls"] == cases["absolute-full-page"]["urls"] == 500
+    assert cases["absolute-index"]["urls"] == 4
+    for key in ("absolute-page", "absolute-full-page", "absolute-index", "fast-index"):
+        assert cases[key]["queries"] == 2

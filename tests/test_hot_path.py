@@ -14,9 +14,16 @@ import logging
 import pytest
 from django.urls import reverse
 from django.utils.encoding import iri_to_uri
+from hypothesis import given
+from hypothesis import strategies as st
 
 from django_sitemaps_plus import ModelSection, Section, xml
-from django_sitemaps_plus.location import LocationTemplate, SiteContext
+from django_sitemaps_plus.location import (
+    LocationTemplate,
+    SiteContext,
+    absolute_location,
+    absolute_paths,
+)
 from django_sitemaps_plus.sections import _fetch_chunks
 from tests.testapp.models import Article
 
@@ -208,3 +215,121 @@ def test_index_by_ranges_equals_index_grouped_by_page(fields):
     for page in ranges:
         assert ByRanges().page_info(page.number, SITE) == page
     assert ByRanges().page_info(3, SITE) is None
+
+
+# get_absolute_url(): locations checked per batch -------------------------------
+
+_LOCATION_PIECES = st.sampled_from(
+    ["/", "//", "a", "Z9", "-._~", "?q=1", "&", "'", "=:;$()+,!*@", "%2F", "%", "%zz", "#",
+     "[", "]", "ü", " ", "\n", "\t", "<", '"', "https://example.com/", "http://example.com/",
+     "https://other.example/", "x" * 700]
+)  # fmt: skip
+_PLAIN_PIECES = st.sampled_from(["/", "a", "Z9", "-._~", "?q=1", "&", "'", "=:;$()+,!*@", "%2F"])
+_LOCATION = st.one_of(
+    st.lists(_PLAIN_PIECES, max_size=6).map(lambda pieces: "/" + "".join(pieces)),
+    st.lists(_LOCATION_PIECES, max_size=6).map("".join),
+)
+#: Mostly plain paths (the batch check answers), some batches with odd ones.
+_LOCATIONS = st.one_of(
+    st.lists(st.lists(_PLAIN_PIECES, max_size=6).map(lambda p: "/" + "".join(p)), max_size=8),
+    st.lists(_LOCATION, max_size=8),
+)
+_SITES = [
+    SiteContext("https://example.com"),
+    SiteContext("http://[::1]:8000"),
+    SiteContext("https://example.com/base"),
+    SiteContext("https://" + "h" * 1500 + ".example"),
+]
+
+
+@given(locations=_LOCATIONS, site=st.sampled_from(_SITES))
+def test_absolute_paths_give_what_absolute_location_gives(locations, site):
+    """The batch check is a shortcut only: when it answers, every location is
+    listable and made absolute exactly as ``absolute_location`` makes it."""
+    urls = absolute_paths(locations, site)
+    if urls is not None:
+        assert urls == [absolute_location(location, site)[0] for location in locations]
+
+
+@pytest.mark.parametrize("site", _SITES[:3])
+def test_absolute_paths_take_what_get_absolute_url_usually_gives(site):
+    locations = ["/articles/a-b_c/", "/a/1/?page=2&sort=x", "/%C3%BC/", "/~user/(x)"]
+    assert absolute_paths(locations, site) == [site.base_url + loc for loc in locations]
+    room = 2048 - len(site.base_url)
+    longest = ["/" + "x" * (room - 1)]
+    assert absolute_paths(longest, site) == [site.base_url + longest[0]]
+    assert absolute_paths(["/" + "x" * room], site) is None  # one too long: checked each
+
+
+def test_absolute_paths_memory_is_flat_in_the_batch_size():
+    """One character class over the joined batch: no backtracking state per
+    character (a nested-group regex took about 3 KB per location)."""
+    import tracemalloc
+
+    locations = [f"/articles/{i:090d}/" for i in range(2_000)]
+    tracemalloc.start()
+    try:
+        urls = absolute_paths(locations, SITE)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert urls is not None and urls[7] == f"https://example.com/articles/{7:090d}/"
+    joined = sum(map(len, locations))
+    urls_size = sum(len(url) + 49 for url in urls) + 8 * len(urls)
+    assert peak < 2 * joined + urls_size + 100_000
+
+
+@pytest.mark.parametrize(
+    "odd",
+    ["", "a/b", "//cdn.example.com/a", "https://example.com/a", "/ü/", "/a b", "/100%",
+     "/a#b#c", "/[x]", "/two\n/lines", None, 7],
+)  # fmt: skip
+def test_absolute_paths_leave_a_batch_with_an_odd_location_to_the_full_check(odd):
+    assert absolute_paths(["/plain/", odd], SITE) is None
+
+
+def test_location_urls_equal_location_url_per_item(caplog):
+    """``Section._location_urls`` (a batch) gives, and logs, what
+    ``_location_url`` gives per item, including a location that does not
+    reverse and a batch the cheap check cannot prove."""
+
+    class Mixed(Section):
+        def location(self, item):
+            return reverse(item) if item == "missing" else item
+
+    section = Mixed()
+    batches = [
+        ["/a/", "/b/?x=1&y=2"],
+        ["/a/", "missing", "https://example.com/c", "/ü/", "https://other.example/d", ""],
+    ]
+    for items in batches:
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="django_sitemaps_plus"):
+            batch = section._location_urls(items, SITE)
+        batch_log = [r.getMessage() for r in caplog.records]
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="django_sitemaps_plus"):
+            one_by_one = [section._location_url(item, SITE) for item in items]
+        assert batch == one_by_one
+        assert batch_log == [r.getMessage() for r in caplog.records]
+    assert section._location_urls(batches[1], SITE)[:4] == [
+        "https://example.com/a/", None, "https://example.com/c", "https://example.com/%C3%BC/",
+    ]  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_model_section_by_get_absolute_url_reads_batches(registry):
+    """More rows than a batch, a refused one among them: the page by
+    ``get_absolute_url()`` lists what the ``url_name`` path lists."""
+    Article.objects.bulk_create(
+        Article(title="t", slug=slug, updated_at=dt.datetime(2024, 5, 6, tzinfo=dt.timezone.utc))
+        for slug in [f"s{i}" for i in range(2_150)] + ["über", "x" * 120, "a&b"]
+    )
+    fast = ModelSection(
+        Article, url_name="article", url_kwargs={"slug": "slug"}, max_loc_length=100,
+        lastmod_fields=["updated_at"],
+    )  # fmt: skip
+    slow = ModelSection(Article, max_loc_length=100, lastmod_fields=["updated_at"])
+    entries = list(slow.page_entries(1, SITE))
+    assert entries == list(fast.page_entries(1, SITE))
+    assert len(entries) == 2_152  # the 120-character slug is refused

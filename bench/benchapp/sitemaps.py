@@ -44,6 +44,27 @@ register(ArticleSection)
 register(ArticleCommentsSection)
 
 
+class ArticleAbsoluteSection(ModelSection):
+    """The same rows located by ``Article.get_absolute_url()``: no ``url_name``.
+
+    Default settings (``max_loc_length`` unset); not registered here:
+    ``bench.bench_absolute_url`` registers it (and the next) for its run.
+    """
+
+    name = "articles-absolute"
+    queryset = published()
+    lastmod_fields = ["updated_at"]
+    limit = LIMIT
+
+
+class ArticleAbsoluteFullSection(ArticleAbsoluteSection):
+    """As above with ``max_loc_length`` lowered so a file holds ``LIMIT`` URLs,
+    as contrib's does (and as the ``url_name`` section ``articles``)."""
+
+    name = "articles-absolute-full"
+    max_loc_length = MAX_LOC_LENGTH
+
+
 class ArticleSitemap(Sitemap):
     """contrib's usual sitemap: a queryset, ``get_absolute_url`` and a lastmod method."""
 
