@@ -33,8 +33,15 @@ from typing import Any
 from bench.bench_serving import CONTRIB_PAGE, PAGE, RESULTS, ROOT, configure, free_port, prepare
 
 DOC = ROOT / "docs" / "benchmarks-serving.md"
-BEGIN = "<!-- asgi: written by bench/bench_asgi.py -->"
-END = "<!-- /asgi -->"
+#: The PostgreSQL database of ``--db postgres`` (created when missing).
+PG_URL = "postgres://postgres@127.0.0.1:5432/sitemaps_plus_bench_asgi_{rows}"
+DATABASES = {"sqlite": "SQLite file", "postgres": "PostgreSQL 15 on 127.0.0.1"}
+
+
+def markers(db: str) -> tuple[str, str]:
+    """The doc block of one database's run (SQLite's keeps its first name)."""
+    name = "asgi" if db == "sqlite" else f"asgi-{db}"
+    return f"<!-- {name}: written by bench/bench_asgi.py -->", f"<!-- /{name} -->"
 
 
 def _peak_kib(pid: int) -> int:
@@ -115,11 +122,15 @@ def case(path: str, cached: bool, runs: int, cold: bool, gzip: bool) -> dict[str
 
 
 def write_doc(report: dict[str, Any]) -> None:
+    begin, end_marker = markers(report["db"])
+    database = DATABASES[report["db"]]
+    option = "" if report["db"] == "sqlite" else f" --db {report['db']}"
     rows = [
-        BEGIN,
-        "## Under ASGI (uvicorn): one 50,000-URL page",
+        begin,
+        f"## Under ASGI (uvicorn, {database}): one 50,000-URL page",
         "",
-        f"Produced by `python -m bench.bench_asgi` ({report['rows']:,} articles, SQLite file, "
+        f"Produced by `python -m bench.bench_asgi{option}` ({report['rows']:,} articles, "
+        f"{database}, "
         "Redis cache, one uvicorn process on 127.0.0.1, client on the same 2 cores; medians of "
         f"{report['runs']} requests, each case in a fresh server). Time to first byte against "
         "the whole response says whether the file streams; peak memory is the growth of the "
@@ -153,30 +164,37 @@ def write_doc(report: dict[str, Any]) -> None:
         "warm cases read the cache through its async API (`aget_many`), off the sync thread. "
         "Timings are of one machine of 2 cores, with the client on it: compare rows of one "
         "run, not runs.",
-        END,
+        end_marker,
     ]
     block = "\n".join(rows)
     text = DOC.read_text()
-    start, end = text.find(BEGIN), text.find(END)
+    start, end = text.find(begin), text.find(end_marker)
     if 0 <= start < end:
-        text = text[:start] + block + text[end + len(END) :]
+        text = text[:start] + block + text[end + len(end_marker) :]
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     DOC.write_text(text)
 
 
 def kept_block() -> str:
+    """The doc blocks of every database's run, for bench_serving's rewrite."""
     text = DOC.read_text() if DOC.exists() else ""
-    start, end = text.find(BEGIN), text.find(END)
-    return "\n" + text[start : end + len(END)] + "\n" if 0 <= start < end else ""
+    kept = ""
+    for db in DATABASES:
+        begin, end = markers(db)
+        start, stop = text.find(begin), text.find(end)
+        if 0 <= start < stop:
+            kept += "\n" + text[start : stop + len(end)] + "\n"
+    return kept
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=60_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--db", choices=sorted(DATABASES), default="sqlite")
     args = parser.parse_args()
-    configure(args.rows)
+    configure(args.rows, PG_URL.format(rows=args.rows) if args.db == "postgres" else None)
     prepare(args.rows)
     cases = {
         "django.contrib.sitemaps, rendered per request": (CONTRIB_PAGE, False, False, False),
@@ -186,6 +204,7 @@ def main() -> None:
         "ours, warm cache, gzip": (PAGE, True, False, True),
     }
     report = {
+        "db": args.db,
         "rows": args.rows,
         "runs": args.runs,
         "cases": {
@@ -193,7 +212,8 @@ def main() -> None:
             for label, (path, cached, cold, gzip) in cases.items()
         },
     }
-    (RESULTS / f"asgi-{args.rows}.json").write_text(json.dumps(report, indent=1))
+    suffix = "" if args.db == "sqlite" else f"-{args.db}"
+    (RESULTS / f"asgi-{args.rows}{suffix}.json").write_text(json.dumps(report, indent=1))
     write_doc(report)
     print(json.dumps(report, indent=1))
 

@@ -51,13 +51,21 @@ CONTRIB_PAGE = "/contrib/sitemap-articles.xml?p=1"
 # Setup ---------------------------------------------------------------------------
 
 
-def configure(rows: int) -> None:
+def configure(rows: int, database_url: str | None = None) -> None:
+    """Set Django up on a copy of the seeded SQLite file, or on ``database_url``
+    (a PostgreSQL database, created when missing)."""
     RESULTS.mkdir(exist_ok=True)
-    db = RESULTS / f"serving-{rows}.sqlite3"
-    source = RESULTS / f"bench-{rows}.sqlite3"
-    if not db.exists() and source.exists():
-        shutil.copyfile(source, db)
-    os.environ["DATABASE_URL"] = f"sqlite:///{db}"
+    if database_url is not None:
+        from bench.bench_core import _create_pg_database
+
+        _create_pg_database(database_url)
+        os.environ["DATABASE_URL"] = database_url
+    else:
+        db = RESULTS / f"serving-{rows}.sqlite3"
+        source = RESULTS / f"bench-{rows}.sqlite3"
+        if not db.exists() and source.exists():
+            shutil.copyfile(source, db)
+        os.environ["DATABASE_URL"] = f"sqlite:///{db}"
     os.environ["DJANGO_SETTINGS_MODULE"] = "bench.serving.settings"
     os.environ.setdefault("BENCH_LIMIT", "50000")
     import django

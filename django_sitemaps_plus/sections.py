@@ -27,7 +27,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from django.core.exceptions import EmptyResultSet, ImproperlyConfigured, ObjectDoesNotExist
-from django.db import connections, models
+from django.db import connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Count, Func, Max, Value
 from django.db.models.constants import LOOKUP_SEP
@@ -698,7 +698,28 @@ def _fetch_chunks(queryset: models.QuerySet[Any]) -> Iterator[list[tuple[Any, ..
     except EmptyResultSet:
         return
     converters = compiler.get_converters([col for col, _, _ in compiler.select])
-    with connections[queryset.db].chunked_cursor() as cursor:
+    connection = connections[queryset.db]
+    if connection.vendor == "postgresql" and connection.get_autocommit():
+        # Outside a transaction Django declares the server-side cursor WITH
+        # HOLD, which PostgreSQL materialises whole at the DECLARE (the
+        # implicit commit): the first row waits for the last. In a
+        # transaction the cursor is WITHOUT HOLD and rows are produced as
+        # they are fetched, so a streamed file's first byte leaves early.
+        # Read-only; the generator's close (the response's) ends it.
+        with transaction.atomic(using=queryset.db):
+            yield from _fetched(connection, compiler, sql, params, converters)
+        return
+    yield from _fetched(connection, compiler, sql, params, converters)
+
+
+def _fetched(
+    connection: BaseDatabaseWrapper,
+    compiler: SQLCompiler,
+    sql: str,
+    params: Any,
+    converters: Any,
+) -> Iterator[list[tuple[Any, ...]]]:
+    with connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
         size = FIRST_BATCH_ROWS
         while True:

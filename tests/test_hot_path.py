@@ -144,6 +144,30 @@ def test_batched_stream_is_the_joined_document(count):
     assert len(chunks) <= 2 + -(-count // xml.BATCH_SIZE)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_postgresql_streams_the_rows_from_a_cursor_without_hold():
+    """Outside a transaction Django declares server-side cursors WITH HOLD,
+    which PostgreSQL materialises whole before the first row; the rows of a
+    page are read in a transaction instead, so they stream."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    if connection.vendor != "postgresql":
+        pytest.skip("server-side cursors are PostgreSQL's")
+    Article.objects.bulk_create(Article(title="t", slug=f"s{i}") for i in range(300))
+    queryset = Article.objects.order_by("pk").values_list("pk", "slug")
+    assert connection.get_autocommit()
+    with CaptureQueriesContext(connection) as queries:
+        chunks = _fetch_chunks(queryset)
+        first = next(chunks)
+        assert not connection.get_autocommit()  # in the stream's transaction
+        rest = [row for chunk in chunks for row in chunk]
+    assert [*first, *rest] == list(queryset)
+    declares = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("DECLARE")]
+    assert declares and not any("WITH HOLD" in sql for sql in declares)
+    assert connection.get_autocommit()  # the transaction ended with the stream
+
+
 @pytest.mark.django_db
 def test_fetch_chunks_equals_values_list():
     Article.objects.bulk_create(
