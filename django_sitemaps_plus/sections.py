@@ -19,6 +19,7 @@ import html
 import inspect
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
@@ -698,18 +699,28 @@ def _fetch_chunks(queryset: models.QuerySet[Any]) -> Iterator[list[tuple[Any, ..
     except EmptyResultSet:
         return
     converters = compiler.get_converters([col for col, _, _ in compiler.select])
-    connection = connections[queryset.db]
+    with streaming_reads(queryset.db):
+        yield from _fetched(connections[queryset.db], compiler, sql, params, converters)
+
+
+@contextmanager
+def streaming_reads(using: str) -> Iterator[None]:
+    """Around reading a page's rows from a server-side cursor, so they stream.
+
+    Outside a transaction Django declares PostgreSQL's server-side cursors
+    WITH HOLD, which PostgreSQL materialises whole at the DECLARE (the
+    implicit commit): the first row waits for the last. In a transaction the
+    cursor is WITHOUT HOLD and rows are produced as they are fetched, so a
+    streamed file's first byte leaves early. The reads are read-only; the
+    transaction ends with the generator that holds it (the response's close).
+    Other databases stream (SQLite) or buffer (MySQL) the same either way.
+    """
+    connection = connections[using]
     if connection.vendor == "postgresql" and connection.get_autocommit():
-        # Outside a transaction Django declares the server-side cursor WITH
-        # HOLD, which PostgreSQL materialises whole at the DECLARE (the
-        # implicit commit): the first row waits for the last. In a
-        # transaction the cursor is WITHOUT HOLD and rows are produced as
-        # they are fetched, so a streamed file's first byte leaves early.
-        # Read-only; the generator's close (the response's) ends it.
-        with transaction.atomic(using=queryset.db):
-            yield from _fetched(connection, compiler, sql, params, converters)
-        return
-    yield from _fetched(connection, compiler, sql, params, converters)
+        with transaction.atomic(using=using):
+            yield
+    else:
+        yield
 
 
 def _fetched(
@@ -1102,19 +1113,20 @@ class ModelSection(Section):
             # hreflang locates each language version itself; the item's own
             # location (in the active language) may not even exist.
             own_location = not self._has_versions()
-            objects = queryset.iterator(chunk_size=BATCH_ROWS)
-            size = FIRST_BATCH_ROWS
-            while instances := list(islice(objects, size)):
-                size = BATCH_ROWS
-                none: list[Any] = [None] * len(instances)
-                if lastmod_column is None:
-                    lastmods = none
-                elif in_sql:
-                    lastmods = [obj._sitemaps_lastmod for obj in instances]
-                else:
-                    lastmods = [format_w3c(obj._sitemaps_lastmod) for obj in instances]
-                urls = self._location_urls(instances, site) if own_location else none
-                yield list(zip(instances, urls, lastmods, none))
+            with streaming_reads(queryset.db):
+                objects = queryset.iterator(chunk_size=BATCH_ROWS)
+                size = FIRST_BATCH_ROWS
+                while instances := list(islice(objects, size)):
+                    size = BATCH_ROWS
+                    none: list[Any] = [None] * len(instances)
+                    if lastmod_column is None:
+                        lastmods = none
+                    elif in_sql:
+                        lastmods = [obj._sitemaps_lastmod for obj in instances]
+                    else:
+                        lastmods = [format_w3c(obj._sitemaps_lastmod) for obj in instances]
+                    urls = self._location_urls(instances, site) if own_location else none
+                    yield list(zip(instances, urls, lastmods, none))
 
     def _template_url(
         self, template: LocationTemplate, values: Sequence[Any], key: Any, site: SiteContext

@@ -168,6 +168,29 @@ def test_postgresql_streams_the_rows_from_a_cursor_without_hold():
     assert connection.get_autocommit()  # the transaction ended with the stream
 
 
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("url_name", ["article", None])
+def test_postgresql_streams_a_file_without_a_held_cursor(registry, url_name):
+    """Both ways of locating rows (a URL pattern, get_absolute_url())."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from django_sitemaps_plus import register
+    from tests.utils import fetch
+
+    if connection.vendor != "postgresql":
+        pytest.skip("server-side cursors are PostgreSQL's")
+    options = {"url_name": url_name, "url_kwargs": {"slug": "slug"}} if url_name else {}
+    register(Article, lastmod_fields=["updated_at"], **options)
+    Article.objects.bulk_create(Article(title="t", slug=f"s{i}") for i in range(300))
+    with CaptureQueriesContext(connection) as queries:
+        _, body = fetch("/sitemap-articles-1.xml")
+    assert body.count(b"<url>") == 300
+    declares = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("DECLARE")]
+    assert declares and not any("WITH HOLD" in sql for sql in declares)
+    assert connection.get_autocommit()
+
+
 @pytest.mark.django_db
 def test_fetch_chunks_equals_values_list():
     Article.objects.bulk_create(

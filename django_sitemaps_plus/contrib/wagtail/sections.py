@@ -32,7 +32,13 @@ from django_sitemaps_plus.contrib.wagtail.sites import default_site, page_model
 from django_sitemaps_plus.extensions.base import Extension
 from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import SiteContext, absolute_location
-from django_sitemaps_plus.sections import BATCH_ROWS, ModelSection, PageInfo, Row
+from django_sitemaps_plus.sections import (
+    BATCH_ROWS,
+    ModelSection,
+    PageInfo,
+    Row,
+    streaming_reads,
+)
 
 logger = logging.getLogger("django_sitemaps_plus")
 
@@ -256,13 +262,14 @@ class PageSection(ModelSection):
             .values_list("pk", "url_path", "content_type_id", translation_key_text(), lastmod)
         )
         batch: list[tuple[Any, ...]] = []
-        for row in rows.iterator(chunk_size=BATCH_ROWS):
-            batch.append(row)
-            if len(batch) >= BATCH_ROWS:
+        with streaming_reads(rows.db):
+            for row in rows.iterator(chunk_size=BATCH_ROWS):
+                batch.append(row)
+                if len(batch) >= BATCH_ROWS:
+                    yield urls.rows(batch, in_sql)
+                    batch = []
+            if batch:
                 yield urls.rows(batch, in_sql)
-                batch = []
-        if batch:
-            yield urls.rows(batch, in_sql)
 
     def page_entries(
         self, number: int, site: SiteContext, info: PageInfo | None = None
