@@ -153,7 +153,9 @@ class ServedFilesTests(TestCase):
         assert len(root.findall("sm:url", NS)) == 1
         video = root.find("sm:url/video:video", NS)
         assert video is not None, body
-        written = xml.FORBIDDEN_CHARS.sub("", f"T{title}").strip()
+        # The writer strips the title, then removes what XML forbids: a space
+        # before a removed character stays ("T\r\x08" is written "T\r").
+        written = xml.FORBIDDEN_CHARS.sub("", f"T{title}".strip())
         # An XML parser reads a carriage return (alone or before a line feed) as a line feed.
         written = written.replace("\r\n", "\n").replace("\r", "\n")
         assert video.findtext("video:title", namespaces=NS) == written
