@@ -131,5 +131,10 @@ class SitemapOverviewAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         run = site_validation.get(run_id)
         if run is None:
             raise Http404("No such validation run (they are kept for a week).")
-        context = self._context(request, "Sitemap validation", run=run)
+        context = self._context(
+            request,
+            "Sitemap validation",
+            run=run,
+            stalled_minutes=site_validation.STALLED_AFTER // 60,
+        )
         return TemplateResponse(request, "admin/django_sitemaps_plus/validation.html", context)

@@ -34,6 +34,10 @@ RUN_TTL = 7 * 24 * 3600
 MAX_SHOWN_FINDINGS = 500
 #: Seconds between progress writes (each is one cache write).
 PROGRESS_INTERVAL = 0.5
+#: Seconds without a progress write after which a running run is shown as
+#: stalled (its process stopped: a recycled worker, a deploy) and a new one
+#: may start.
+STALLED_AFTER = 600
 
 
 @dataclass
@@ -55,10 +59,17 @@ class Run:
     files: int = 0
     findings: list[dict[str, Any]] = field(default_factory=list)
     message: str = ""
+    #: When the record was last written (progress included).
+    updated: float = field(default_factory=time.time)
 
     @property
     def running(self) -> bool:
-        return self.state in ("queued", "running")
+        return self.state in ("queued", "running") and not self.stalled
+
+    @property
+    def stalled(self) -> bool:
+        """Queued or running, but silent for ``STALLED_AFTER`` seconds."""
+        return self.state in ("queued", "running") and time.time() - self.updated > STALLED_AFTER
 
     @property
     def percent(self) -> int:
@@ -78,6 +89,7 @@ def _cache() -> Any:
 
 
 def _save(run: Run) -> None:
+    run.updated = time.time()
     cache = _cache()
     cache.set(f"{KEY_PREFIX}:{run.id}", asdict(run), timeout=RUN_TTL)
 
@@ -104,8 +116,13 @@ def start(total: int | None = None) -> Run:
 
     ``total``: the number of URLs the run will fetch, when the caller knows
     it (the overview does: every file of the index, its text twin, the index
-    and ``sitemap.txt``); without it progress shows files done only.
+    and ``sitemap.txt``); without it progress shows files done only. While
+    the last run is still running (and not stalled) that run is returned
+    instead: one validation at a time.
     """
+    current = latest()
+    if current is not None and current.running:
+        return current
     run = Run(id=uuid.uuid4().hex[:16], total=total)
     _save(run)
     _cache().set(f"{KEY_PREFIX}:latest", run.id, timeout=RUN_TTL)

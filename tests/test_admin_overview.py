@@ -26,6 +26,17 @@ def admin_site(settings, registry):
             Article.objects.filter(pk=article.pk).update(updated_at=at(day))
 
 
+@pytest.fixture(autouse=True)
+def no_last_validation():
+    """Each test starts with no validation run recorded (the cache outlives tests)."""
+    from django_sitemaps_plus import site_validation
+
+    key = f"{site_validation.KEY_PREFIX}:latest"
+    site_validation._cache().delete(key)
+    yield
+    site_validation._cache().delete(key)
+
+
 def _staff(permitted: bool) -> User:
     user = User.objects.create_user("owner", password="pw", is_staff=True)
     if permitted:
@@ -371,3 +382,51 @@ def test_remember_computes_each_time_with_the_cache_off(settings, registry):
     remember(site_context(), [section], "probe", compute)
     remember(site_context(), [section], "probe", compute)
     assert len(calls) == 3
+
+
+def test_one_validation_at_a_time_and_a_stalled_run_is_shown_as_such(admin_site, monkeypatch):
+    import time
+
+    from django_sitemaps_plus import site_validation
+
+    handed: list[str] = []
+    monkeypatch.setattr(
+        site_validation.threading, "Thread", _RecordingThread.factory(handed), raising=True
+    )
+    first = site_validation.start(total=8)
+    assert site_validation.start(total=8).id == first.id  # still running: the same run
+    assert handed == [first.id]
+    # Silent for longer than STALLED_AFTER: shown as stalled, and a new run may start.
+    record = site_validation.get(first.id)
+    assert record is not None
+    site_validation._cache().set(
+        f"{site_validation.KEY_PREFIX}:{first.id}",
+        {**record.__dict__, "updated": time.time() - site_validation.STALLED_AFTER - 1},
+    )
+    stalled = site_validation.get(first.id)
+    assert stalled is not None and stalled.stalled and not stalled.running
+    client = Client()
+    client.force_login(_staff(permitted=True))
+    page = client.get(f"{OVERVIEW}validate/{first.id}/").content.decode()
+    assert "Stalled: no progress for over 10 minutes" in page
+    assert 'http-equiv="refresh"' not in page
+    assert "Last run: stalled" in client.get(OVERVIEW).content.decode()
+    second = site_validation.start(total=8)
+    assert second.id != first.id and handed == [first.id, second.id]
+
+
+class _RecordingThread:
+    """Stands in for the runner's thread: records the run, runs nothing."""
+
+    @staticmethod
+    def factory(handed: list[str]):
+        def make(target, args, name):
+            return _RecordingThread(handed, args[0])
+
+        return make
+
+    def __init__(self, handed: list[str], run_id: str) -> None:
+        self.handed, self.run_id, self.daemon = handed, run_id, False
+
+    def start(self) -> None:
+        self.handed.append(self.run_id)
