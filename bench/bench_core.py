@@ -130,6 +130,32 @@ def machine() -> dict[str, str]:
 # Requests ----------------------------------------------------------------------
 
 
+def median_ms(run: Callable[[], object], repeat: int) -> float:
+    """The median of ``repeat`` timed calls of ``run``, after one untimed, in ms."""
+    run()
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
+def seeded_data(description: str) -> argparse.Namespace:
+    """The smaller benchmarks' command line (``--db --rows --limit --repeat``):
+    parse it, set Django up on the seeded data and say what it is."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--rows", type=int, default=1_000_000, help="articles (default 1,000,000)")
+    parser.add_argument("--limit", type=int, default=50_000, help="URLs per file (default 50,000)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per case (default 3)")
+    args = parser.parse_args()
+    configure(args.db, args.rows, args.limit)
+    prepare(args.rows, reseed=False)
+    print(f"{args.rows:,} articles, files of {args.limit:,} URLs, {args.db}")
+    return args
+
+
 def client() -> Any:
     from django.test import Client
 

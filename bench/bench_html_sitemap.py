@@ -14,24 +14,11 @@ warm-up, through Django's test client, the body read whole.
 
 from __future__ import annotations
 
-import argparse
-import statistics
-import time
 from collections.abc import Callable
 
-from bench.bench_core import client, configure, consume, prepare
+from bench.bench_core import client, consume, median_ms, seeded_data
 
 SECTION = "articles"
-
-
-def _median_ms(run: Callable[[], object], repeat: int) -> float:
-    run()
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times) * 1000
 
 
 def measure(repeat: int) -> list[tuple[str, float]]:
@@ -64,19 +51,11 @@ def measure(repeat: int) -> list[tuple[str, float]]:
         (f"`{html(last)}` (last page)", get(html(last))),
         (f"`/sitemap-{SECTION}-1.xml` (the whole file 1)", get(f"/sitemap-{SECTION}-1.xml")),
     ]
-    return [(label, _median_ms(run, repeat)) for label, run in cases]
+    return [(label, median_ms(run, repeat)) for label, run in cases]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
-    parser.add_argument("--rows", type=int, default=1_000_000, help="articles (default 1,000,000)")
-    parser.add_argument("--limit", type=int, default=50_000, help="URLs per file (default 50,000)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per case (default 3)")
-    args = parser.parse_args()
-    configure(args.db, args.rows, args.limit)
-    prepare(args.rows, reseed=False)
-    print(f"{args.rows:,} articles, files of {args.limit:,} URLs, {args.db}")
+    args = seeded_data(__doc__.split("\n", 1)[0])
     print("| request | median |\n|---|---|")
     for label, ms in measure(args.repeat):
         print(f"| {label} | {ms:,.0f} ms |")

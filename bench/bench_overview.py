@@ -17,23 +17,10 @@ one warm-up. The overview remembers both figures in the cache
 
 from __future__ import annotations
 
-import argparse
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
-from bench.bench_core import configure, prepare
-
-
-def _median_ms(run: Callable[[], object], repeat: int) -> float:
-    run()
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times) * 1000
+from bench.bench_core import median_ms, seeded_data
 
 
 def measure(repeat: int) -> list[tuple[str, float, int]]:
@@ -72,20 +59,12 @@ def measure(repeat: int) -> list[tuple[str, float, int]]:
         for label, run in cases:
             with CaptureQueriesContext(connection) as queries:
                 run()
-            results.append((label, _median_ms(run, repeat), len(queries)))
+            results.append((label, median_ms(run, repeat), len(queries)))
     return results
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
-    parser.add_argument("--rows", type=int, default=1_000_000, help="articles (default 1,000,000)")
-    parser.add_argument("--limit", type=int, default=50_000, help="URLs per file (default 50,000)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per case (default 3)")
-    args = parser.parse_args()
-    configure(args.db, args.rows, args.limit)
-    prepare(args.rows, reseed=False)
-    print(f"{args.rows:,} articles, files of {args.limit:,} URLs, {args.db}")
+    args = seeded_data(__doc__.split("\n", 1)[0])
     print("| case | median | queries |\n|---|---:|---:|")
     for label, ms, queries in measure(args.repeat):
         print(f"| {label} | {ms:,.0f} ms | {queries} |")
