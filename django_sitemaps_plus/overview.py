@@ -16,9 +16,9 @@ from django.utils.safestring import mark_safe
 
 from django_sitemaps_plus.cache import LastmodValue, remember
 from django_sitemaps_plus.conf import conf
-from django_sitemaps_plus.location import site_context
+from django_sitemaps_plus.location import SiteContext, site_context
 from django_sitemaps_plus.registry import site as registry
-from django_sitemaps_plus.sections import LastmodCounts
+from django_sitemaps_plus.sections import LastmodCounts, PageInfo, Section
 
 
 @dataclass
@@ -78,6 +78,22 @@ def _comparable(value: LastmodValue) -> dt.datetime:
     return dt.datetime.combine(value, dt.time.min, tzinfo=dt.timezone.utc)
 
 
+def _pages(section: Section, site: SiteContext) -> list[PageInfo]:
+    """The section's files, remembered until the section changes (a save,
+    ``invalidate()``), as its files are: a scan of the section on a large site."""
+    name = section.get_name()
+    pages: list[PageInfo] = remember(
+        site, [section], f"overview-pages:{name}", partial(section.index_pages, site)
+    )
+    return pages
+
+
+def file_count(request: HttpRequest) -> int:
+    """How many files the index lists (no lastmod counts computed)."""
+    site = site_context(request)
+    return sum(len(_pages(section, site)) for section in registry)
+
+
 def sections(request: HttpRequest) -> list[SectionRow]:
     """Every registered section and its files, as the index lists them."""
     site = site_context(request)
@@ -85,12 +101,7 @@ def sections(request: HttpRequest) -> list[SectionRow]:
     for section in registry:
         name = section.get_name()
         row = SectionRow(name)
-        # Both cost a scan of the section on a large site: remembered until
-        # the section changes (a save, invalidate()), as its files are.
-        pages = remember(
-            site, [section], f"overview-pages:{name}", partial(section.index_pages, site)
-        )
-        for page in pages:
+        for page in _pages(section, site):
             try:
                 path = reverse(
                     "sitemaps_plus:section", kwargs={"section": name, "page": page.number}
@@ -98,6 +109,7 @@ def sections(request: HttpRequest) -> list[SectionRow]:
             except NoReverseMatch:
                 path = f"/sitemap-{name}-{page.number}.xml"
             row.files.append(FileRow(page.number, path, page.url_count, page.lastmod))
+        # A grouped scan of the section: remembered like its files.
         row.counts = remember(
             site, [section], f"overview-counts:{name}", partial(section.lastmod_counts, site)
         )

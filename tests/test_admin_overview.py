@@ -430,3 +430,25 @@ class _RecordingThread:
 
     def start(self) -> None:
         self.handed.append(self.run_id)
+
+
+def test_starting_a_validation_counts_files_only(admin_site, settings, monkeypatch):
+    """The button needs the number of files for its progress, not the lastmod
+    counts the overview plots (a grouped scan of every section)."""
+    from django_sitemaps_plus import site_validation
+    from django_sitemaps_plus.sections import ModelSection
+
+    def not_here(self, site):
+        raise AssertionError("lastmod counts computed to start a validation")
+
+    monkeypatch.setattr(ModelSection, "lastmod_counts", not_here)
+    settings.SITEMAPS_PLUS = {
+        "BASE_URL": "https://example.com",
+        "VALIDATION_RUNNER": "tests.validation_runner.run_now",
+    }
+    client = Client()
+    client.force_login(_staff(permitted=True))
+    response = client.post(OVERVIEW + "validate/")
+    run = site_validation.get(response["Location"].rstrip("/").rsplit("/", 1)[1])
+    # 3 files and their .txt twins, the index and sitemap.txt.
+    assert run is not None and run.total == 8 and run.passed
