@@ -18,19 +18,22 @@ import datetime as dt
 import html
 import inspect
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import sys
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import lru_cache
 from itertools import islice
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
+from django.conf import settings
 from django.core.exceptions import EmptyResultSet, ImproperlyConfigured, ObjectDoesNotExist
 from django.db import connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import Count, Func, Max, Value
+from django.db.models import Count, Func, Max, Sum, Value
 from django.db.models.constants import LOOKUP_SEP
 from django.db.models.functions import Cast
 from django.db.models.sql.compiler import SQLCompiler
@@ -38,7 +41,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 from django.utils.text import slugify
 
-from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus import pagination, protocol, xml
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.extensions.base import Extension
 from django_sitemaps_plus.lastmod import LastmodSpec, format_w3c, latest, to_utc
@@ -51,6 +54,7 @@ from django_sitemaps_plus.location import (
 
 if TYPE_CHECKING:
     from django.contrib.sitemaps import Sitemap
+    from django.core.cache import BaseCache
     from django.core.paginator import Paginator
 
 logger = logging.getLogger("django_sitemaps_plus")
@@ -73,8 +77,7 @@ _URL_TAGS_BYTES = len(
 )
 
 
-#: The fixed text of a plain entry with a lastmod, and the characters a loc escapes.
-_LOC_LASTMOD = "<url><loc></loc><lastmod></lastmod>"
+#: The characters a loc escapes.
 _XML_SPECIALS = "&<>\"'"
 
 
@@ -87,7 +90,7 @@ class _EntryWriter:
     ``write_clean_batch``), so a dropped entry is always logged the same way.
     """
 
-    __slots__ = ("budget", "max_length", "meta", "section", "tail")
+    __slots__ = ("max_length", "meta", "section", "tail")
 
     def __init__(
         self,
@@ -97,7 +100,6 @@ class _EntryWriter:
     ) -> None:
         self.section = section
         self.max_length = section.get_max_loc_length()
-        self.budget = section.entry_budget()
         #: changefreq and priority, in the XSD order after lastmod.
         self.meta = xml.url_entry(
             "",
@@ -117,36 +119,24 @@ class _EntryWriter:
             self.section._drop(item, f"is longer than {self.max_length:,} characters")
             return None
         head = f"<lastmod>{lastmod}</lastmod>{self.meta}" if lastmod else self.meta
-        entry = f"<url><loc>{xml.escape(url)}</loc>{head}{children}</url>\n"
-        # ASCII text is as long in bytes as in characters: encode only otherwise.
-        if len(entry) > self.budget or not entry.isascii():
-            size = xml.byte_length(entry)
-            if size > self.budget:
-                self.section._drop(
-                    item,
-                    f"takes {size:,} bytes, over the per-URL budget of {self.budget:,} that "
-                    f"keeps files under {protocol.MAX_FILE_BYTES:,} bytes; raise max_loc_length",
-                )
-                return None
-        return entry
+        # However long once escaped, a legal entry is written: files are
+        # sized from their entries' real bytes (pagination.py).
+        return f"<url><loc>{xml.escape(url)}</loc>{head}{children}</url>\n"
 
     def write_clean_batch(self, rows: Sequence[Row]) -> list[str] | None:
         """All entries of a batch at once, or None when it is not clean.
 
         Clean: every row has a URL and a lastmod, no URL escapes or is
         non-ASCII (checked on the joined batch, at C speed), and the longest
-        URL with the longest lastmod fits both limits. Then each entry is what
-        ``write`` gives, and none is dropped.
+        URL is within the length limit. Then each entry is what ``write``
+        gives, and none is dropped.
         """
         # Checked below to hold no None before being used as str.
         urls = cast("list[str]", [row[1] for row in rows])
         lastmods = cast("list[str]", [row[2] for row in rows])
         if not lastmods or None in urls or not all(lastmods):
             return None
-        longest = max(map(len, urls))
-        if longest > self.max_length or (
-            longest + max(map(len, lastmods)) + len(_LOC_LASTMOD) + len(self.tail) > self.budget
-        ):
+        if max(map(len, urls)) > self.max_length:
             return None
         joined = "".join(urls)
         if not joined.isascii() or any(c in joined for c in _XML_SPECIALS):
@@ -210,6 +200,19 @@ class _PlainPage:
 
     items: list[Any]
     lastmods: list[LastmodValue]
+
+
+def span_info(span: pagination.Span) -> PageInfo:
+    """The index's view of a file of a section's layout; the span travels
+    with it (``prepared``), so the file's rows are read from its key range."""
+    return PageInfo(span.number, span.lastmod, span.urls, prepared=span)
+
+
+def span_numbered(spans: Sequence[pagination.Span], number: int) -> pagination.Span | None:
+    """The file ``number`` of a layout, if it has one."""
+    if 1 <= number <= len(spans) and spans[number - 1].number == number:
+        return spans[number - 1]
+    return None
 
 
 @lru_cache(maxsize=256)
@@ -380,16 +383,32 @@ class Section:
             if set_language is not None:
                 set_language(previous)
 
-    def _render(self, rows: Sequence[Row], site: SiteContext) -> Iterator[str]:
-        """The ``<url>`` entries of a batch of rows, extension data fetched once.
+    def _render(self, rows: Sequence[Row], site: SiteContext) -> list[str]:
+        """The ``<url>`` entries of a batch of rows, extension data fetched once."""
+        if self._renders_plain():
+            return self._render_plain(rows)
+        return [entry for entries in self._extended_rows(rows, site) for entry in entries]
+
+    def _render_rows(self, rows: Sequence[Row], site: SiteContext) -> list[list[str]]:
+        """Each row's entries, as ``_render`` writes them (none for a row that
+        may not be listed): what the layout measures."""
+        if not self._renders_plain():
+            return list(self._extended_rows(rows, site))
+        writer = _EntryWriter(self, self.changefreq, self.priority)
+        clean = writer.write_clean_batch(rows)
+        if clean is not None:
+            return [[entry] for entry in clean]
+        written = (writer.write(item, url, lastmod) for item, url, lastmod, _ in rows)
+        return [[] if entry is None else [entry] for entry in written]
+
+    def _extended_rows(self, rows: Sequence[Row], site: SiteContext) -> Iterator[list[str]]:
+        """Each row's entries when extensions write children or the
+        changefreq/priority vary per item.
 
         Each extension's ``children`` are written in every entry of the item;
         an extension that gives an item several entries (``versions``, as
         hreflang does) replaces the item's one location with them.
         """
-        if self._renders_plain():
-            yield from self._render_plain(rows)
-            return
         fetched = [ext.fetch(self, [row[0] for row in rows]) for ext in self.extensions]
         versioned = [ext for ext in self.extensions if type(ext).versions is not Extension.versions]
         locators = self._locators(rows) if versioned else []
@@ -406,10 +425,12 @@ class Section:
             writer = shared or _EntryWriter(
                 self, self.get_changefreq(item), self.get_priority(item)
             )
+            entries = []
             for version_url, version_children in versions:
                 entry = writer.write(item, version_url, lastmod, version_children + children)
                 if entry is not None:
-                    yield entry
+                    entries.append(entry)
+            yield entries
 
     def _locators(self, rows: Sequence[Row]) -> list[Callable[[str], str | None]]:
         """For each row, ``locate(language)``: its location in that language."""
@@ -454,21 +475,32 @@ class Section:
     def _locator(self, item: Any, values: Sequence[Any] | None) -> Callable[[str], str | None]:
         return lambda language: self.location_in(language, item, values)
 
-    def entry_budget(self) -> int:
-        """The most bytes one ``<url>`` entry may take (see ``urls_per_file``)."""
-        # A loc escapes '&' as '&amp;': budget its worst case of one in eight.
-        loc_bytes = self.get_max_loc_length() * 3 // 2
+    def worst_entry_bytes(self) -> int:
+        """The most bytes one legal ``<url>`` entry of this section can take:
+        the tags, a location of ``max_loc_length`` characters each written as
+        six bytes (``&quot;``), and the extensions' largest children."""
+        loc_bytes = self.get_max_loc_length() * pagination.WORST_BYTES_PER_CHARACTER
         return _URL_TAGS_BYTES + loc_bytes + self.max_children_bytes()
 
     def urls_per_file(self) -> int:
-        """URLs per file: the limit, lowered so a full file fits 52,428,800 bytes.
+        """URLs per file for a section sized by count: the limit, lowered so
+        a full file of ``worst_entry_bytes()`` entries fits 52,428,800 bytes.
 
-        Each entry is held to ``entry_budget()`` bytes (an entry over it is
-        dropped with a logged warning), so ``urls_per_file * entry_budget``
-        plus the envelope never exceeds the protocol's byte limit.
+        Sections whose files are measured (``measures_files()``) hold up to
+        ``get_limit()`` URLs per file, as many as their real bytes allow.
         """
-        room = protocol.MAX_FILE_BYTES - xml.urlset_envelope_bytes(self.namespaces())
-        return max(1, min(self.get_limit(), room // self.entry_budget()))
+        room = pagination.room(self.namespaces())
+        return max(1, min(self.get_limit(), room // self.worst_entry_bytes()))
+
+    def measures_files(self) -> bool:
+        """Whether files are sized from the entries' measured bytes.
+
+        Not when a file of ``get_limit()`` worst-case entries fits the byte
+        limit anyway (no extensions, and short ``max_loc_length`` or a low
+        ``limit``): then the URL count alone sizes files, and no entry is
+        rendered to lay them out.
+        """
+        return bool(self.extensions) or self.urls_per_file() < self.get_limit()
 
     # Rendering helpers --------------------------------------------------------
 
@@ -531,8 +563,29 @@ class Section:
 
     # Engine API for a list of items ---------------------------------------------
 
+    def fits_unmeasured(self, urls: int) -> bool:
+        """Whether ``urls`` URLs fit one file whatever their entries: then no
+        entry needs measuring to lay the section out (a small section)."""
+        worst = urls * self.worst_entry_bytes()
+        return urls <= self.get_limit() and worst <= pagination.room(self.namespaces())
+
+    def _measures_items(self, items: Any) -> bool:
+        """Whether a plain section's ``items`` are laid out by measuring:
+        unless sized by count, or few enough to fit one file anyway."""
+        if not self.measures_files():
+            return False
+        if isinstance(items, models.QuerySet):
+            count = items.count()
+        elif isinstance(items, Sized):
+            count = len(items)
+        else:
+            return True
+        return not self.fits_unmeasured(count * self.urls_per_item())
+
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
         items = call_with_site(self.items, site)
+        if self._measures_items(items):
+            return [span_info(span) for span in self._layout(site, refresh=True)]
         size = self.items_per_file()
         per_item = self.urls_per_item()
         if isinstance(items, models.QuerySet):
@@ -557,6 +610,121 @@ class Section:
             )
         return pages
 
+    def _layout(self, site: SiteContext, refresh: bool = False) -> list[pagination.Span]:
+        """The files of a measured section: the layout the index computed last
+        (``refresh``: compute it now), kept in the cache until a save."""
+        return self._remembered_layout(site, refresh)[0]
+
+    def _remembered_layout(
+        self, site: SiteContext, refresh: bool = False
+    ) -> tuple[list[pagination.Span], bool]:
+        """The layout the index computed last, and whether it was computed
+        just now (none kept, or ``refresh``, as the index asks).
+
+        Kept in the cache whatever ``CACHE`` says (that setting is about the
+        files), under the site and the section's settings, not its version:
+        a file is always the one the latest index listed.
+        """
+        from django_sitemaps_plus.cache import get_cache
+
+        key = pagination.fingerprint_key("layout", self._layout_signature(site))
+        cache: BaseCache | None = None
+        try:
+            cache = get_cache()
+            held = None if refresh else cache.get(key)
+        except Exception:
+            cache, held = None, None
+            logger.warning("Sitemap cache unavailable; laying files out anew", exc_info=True)
+        if isinstance(held, tuple) and len(held) == 1:
+            return cast("list[pagination.Span]", held[0]), False
+        spans = self._compute_layout(site)
+        if cache is not None:
+            try:
+                cache.set(key, (spans,), timeout=pagination.PIECES_TIMEOUT)
+            except Exception:
+                logger.warning("Sitemap cache: could not keep the layout", exc_info=True)
+        return spans, True
+
+    def _file_span(self, number: int, site: SiteContext) -> tuple[pagination.Span | None, bool]:
+        """File ``number`` of the kept layout, and whether the layout was just
+        computed. A number the kept layout lacks is looked up again in a new
+        one: rows may have come since it was kept (an empty section's first)."""
+        spans, fresh = self._remembered_layout(site)
+        span = span_numbered(spans, number)
+        if span is None and not fresh:
+            spans, fresh = self._remembered_layout(site, refresh=True)
+            span = span_numbered(spans, number)
+        return span, fresh
+
+    def _forget_sizes(self, site: SiteContext) -> None:
+        """A file outgrew the sizes its layout was made from (rows changed
+        with no save signal and no lastmod change): drop the kept layout and
+        every measured block of the section, so the next request measures
+        it anew."""
+        from django_sitemaps_plus.cache import get_cache
+
+        try:
+            cache = get_cache()
+            cache.delete(pagination.fingerprint_key("layout", self._layout_signature(site)))
+            cache.set(self._sizes_generation_key(), uuid.uuid4().hex, timeout=None)
+        except Exception:
+            logger.warning("Sitemap cache: could not forget measured sizes", exc_info=True)
+
+    def _sizes_generation_key(self) -> str:
+        return pagination.fingerprint_key("generation", self.get_name())
+
+    def _layout_signature(self, site: SiteContext) -> str:
+        """What the layout and a block's entries depend on besides the rows:
+        the site, the language, and the section's settings."""
+        extensions = [
+            (type(ext).__qualname__, sorted((k, repr(v)) for k, v in vars(ext).items()
+                                            if isinstance(v, str | int | float | bool | None)))
+            for ext in self.extensions
+        ]  # fmt: skip
+        return repr(
+            (
+                type(self).__module__,
+                type(self).__qualname__,
+                self.get_name(),
+                site.cache_key,
+                translation.get_language(),
+                getattr(settings, "ROOT_URLCONF", None),
+                getattr(self, "url_name", None),
+                self.get_limit(),
+                self.get_max_loc_length(),
+                self.changefreq,
+                str(self.priority),
+                extensions,
+            )
+        )
+
+    def _compute_layout(self, site: SiteContext) -> list[pagination.Span]:
+        return self._measured_layout(site)
+
+    def _measured_layout(self, site: SiteContext) -> list[pagination.Span]:
+        """Every item's entries rendered once and measured, then packed into
+        files; an item's key is its position (1, 2, ...)."""
+        items = call_with_site(self.items, site)
+        if isinstance(items, models.QuerySet):
+            items = items.iterator(chunk_size=BATCH_ROWS)
+        iterator = iter(items)
+
+        def measured() -> Iterator[tuple[int, int, int, str | None]]:
+            position = 0
+            while batch := list(islice(iterator, BATCH_ROWS)):
+                rows = self._plain_rows(batch, [self.lastmod(item) for item in batch], site)
+                for row, entries in zip(rows, self._render_rows(rows, site)):
+                    position += 1
+                    yield position, len(entries), pagination.entry_bytes(entries), row[2]
+
+        units = [unit for _, unit in pagination.pieces(measured(), lambda key: 1)]
+        return pagination.pack(units, self.get_limit(), self.measured_room(), sys.maxsize)
+
+    def measured_room(self) -> int:
+        """Bytes a measured file's entries are packed to (``MEASURED_FILL``
+        of the room within the byte limit)."""
+        return int(pagination.room(self.namespaces()) * pagination.MEASURED_FILL)
+
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         # Only this page's items' lastmod; the items and their lastmod travel
         # to page_entries (``prepared``): items() and lastmod() run once each.
@@ -565,25 +733,37 @@ class Section:
             return next((p for p in self.index_pages(site) if p.number == number), None)
         if number < 1:
             return None
-        items = self._page_items(number, site)
+        items, span = self._page_items(number, site)
         if not items:
             return None
         lastmods = [self.lastmod(item) for item in items]
         return PageInfo(
             number,
             latest_of_all(lastmods),
-            len(items) * self.urls_per_item(),
+            span.urls if span is not None else len(items) * self.urls_per_item(),
             prepared=_PlainPage(items, lastmods),
         )
 
-    def _page_items(self, number: int, site: SiteContext | None = None) -> list[Any]:
-        """Page ``number``'s items: a QuerySet is sliced in SQL (LIMIT and
-        OFFSET), never loaded whole; any other iterable is read up to the page."""
-        size = self.items_per_file()
+    def _page_items(
+        self, number: int, site: SiteContext | None = None
+    ) -> tuple[list[Any], pagination.Span | None]:
+        """Page ``number``'s items, and its span when the section is measured
+        (the pages are then the spans of its layout): a QuerySet is sliced in
+        SQL (LIMIT and OFFSET), never loaded whole; any other iterable is
+        read up to the page."""
         items = call_with_site(self.items, site)
+        span = None
+        if self._measures_items(items):
+            span = self._file_span(number, cast(SiteContext, site))[0]
+            if span is None:
+                return [], None
+            start, stop = span.after or 0, span.last
+        else:
+            size = self.items_per_file()
+            start, stop = (number - 1) * size, number * size
         if isinstance(items, models.QuerySet):
-            return list(items[(number - 1) * size : number * size])
-        return list(islice(items, (number - 1) * size, number * size))
+            return list(items[start:stop]), span
+        return list(islice(items, start, stop)), span
 
     def _page_rows(
         self, number: int, site: SiteContext, info: PageInfo | None = None
@@ -594,24 +774,39 @@ class Section:
         if isinstance(prepared, _PlainPage):
             items, lastmods = prepared.items, prepared.lastmods
         else:
-            items = self._page_items(number, site)
+            items = self._page_items(number, site)[0]
             lastmods = [self.lastmod(item) for item in items]
+        for start in range(0, len(items), BATCH_ROWS):
+            end = start + BATCH_ROWS
+            yield self._plain_rows(items[start:end], lastmods[start:end], site)
+
+    def _plain_rows(
+        self, items: Sequence[Any], lastmods: Sequence[LastmodValue], site: SiteContext
+    ) -> list[Row]:
         # hreflang locates each language version itself; the item's own
         # location (in the active language) may not even exist.
-        own_location = not self._has_versions()
-        for start in range(0, len(items), BATCH_ROWS):
-            batch = items[start : start + BATCH_ROWS]
-            urls = self._location_urls(batch, site) if own_location else [None] * len(batch)
-            yield [
-                (item, url, format_w3c(lastmod), None)
-                for item, url, lastmod in zip(batch, urls, lastmods[start : start + BATCH_ROWS])
-            ]
+        if self._has_versions():
+            urls: list[str | None] = [None] * len(items)
+        else:
+            urls = self._location_urls(items, site)
+        return [
+            (item, url, format_w3c(lastmod), None)
+            for item, url, lastmod in zip(items, urls, lastmods)
+        ]
 
     def page_entries(
         self, number: int, site: SiteContext, info: PageInfo | None = None
     ) -> Iterator[str]:
-        for rows in self._page_rows(number, site, info):
-            yield from self._render(rows, site)
+        """The page's ``<url>`` entries, kept within the protocol's limits
+        (``pagination.FileGuard``)."""
+        guard = pagination.FileGuard(
+            self.get_name(),
+            number,
+            pagination.room(self.namespaces()),
+            on_full=lambda: self._forget_sizes(site),
+        )
+        batches = (self._render(rows, site) for rows in self._page_rows(number, site, info))
+        return pagination.guarded(batches, guard)
 
     def lastmod_counts(self, site: SiteContext) -> LastmodCounts:
         """Every URL of the section counted by the day of its lastmod.
@@ -648,7 +843,7 @@ class Section:
                 writer = shared or _EntryWriter(
                     self, self.get_changefreq(item), self.get_priority(item)
                 )
-                # The checks the XML entry passes (length, byte budget).
+                # The checks the XML entry passes (length, legality).
                 if url is not None and writer.write(item, url, lastmod) is not None:
                     yield url
 
@@ -743,6 +938,67 @@ def _fetched(
             yield rows
 
 
+@dataclass(frozen=True)
+class BlockFigures:
+    """What one grouped query says of a block: its rows, their key sum, the
+    latest lastmod, and whether any row has none (the block's fingerprint)."""
+
+    count: int
+    key_sum: int
+    lastmod: LastmodValue = None
+    undated: bool = False
+
+
+def _block_figures(row: dict[str, Any]) -> BlockFigures:
+    return BlockFigures(row["_n"], int(row["_s"] or 0), None, bool(row.get("_u")))
+
+
+def _with_lastmods(
+    figures: dict[int, BlockFigures], lastmods: dict[int, list[LastmodValue]]
+) -> dict[int, BlockFigures]:
+    return {
+        block: replace(f, lastmod=latest(lastmods.get(block, [])))
+        for block, f in sorted(figures.items())
+    }
+
+
+def _runs(
+    missing: Sequence[int], ordered: Sequence[int], width: int
+) -> Iterator[tuple[int | None, int]]:
+    """Key ranges covering the ``missing`` blocks, each a run of them with no
+    other block of ``ordered`` in between: (exclusive start or None, end)."""
+    wanted = set(missing)
+    first: int | None = None
+    previous = 0
+    for block in ordered:
+        if block in wanted:
+            if first is None:
+                first = block
+            previous = block
+        elif first is not None:
+            yield _run_bounds(first, previous, width)
+            first = None
+    if first is not None:
+        yield _run_bounds(first, previous, width)
+
+
+def _run_bounds(first: int, last: int, width: int) -> tuple[int | None, int]:
+    return _block_bounds(first, width)[0], last * width
+
+
+def _block_bounds(block: int, width: int) -> tuple[int | None, int]:
+    """Block ``block``'s keys, ``after < key <= last``; block 1 also holds
+    the keys at or below 0 (``after`` None)."""
+    return (None if block == 1 else (block - 1) * width), block * width
+
+
+def _bounds(after: int | None, last: int) -> dict[str, int]:
+    """Filters for the keys ``after < pk <= last``."""
+    if after is None:
+        return {"pk__lte": last}
+    return {"pk__gt": after, "pk__lte": last}
+
+
 class ModelSection(Section):
     """A model's rows as sitemap URLs, paginated by primary key ranges.
 
@@ -811,11 +1067,10 @@ class ModelSection(Section):
             self._template = LocationTemplate(self.url_name, self.url_kwargs)
         return self._template
 
-    def _pk_range(self, number: int) -> dict[str, int]:
-        width = self.items_per_file()
-        if number == 1:
-            return {"pk__lte": width}
-        return {"pk__gt": (number - 1) * width, "pk__lte": number * width}
+    def _pk_range(self, number: int, width: int | None = None) -> dict[str, int]:
+        """Filters for the keys of range ``number``, ``width`` keys wide
+        (default: ``items_per_file()``, for sections paged by fixed ranges)."""
+        return _bounds(*_block_bounds(number, width or self.items_per_file()))
 
     def _check_integer_pk(self) -> None:
         pk = self.get_model()._meta.pk
@@ -825,100 +1080,111 @@ class ModelSection(Section):
                 f"primary key; {self.get_model()._meta.label}.pk is a {type(pk).__name__}."
             )
 
-    def _grouped(
-        self, queryset: models.QuerySet[Any], pages: Sequence[int] | None = None
-    ) -> dict[int, tuple[int, LastmodValue]]:
-        """Rows and lastmod per page of ``queryset``, keyed by page number.
+    def block_width(self) -> int:
+        """Keys per block of the layout: a block holds at most
+        ``BLOCK_URLS`` URLs and a fifth of ``get_limit()`` (pagination.py)."""
+        urls = max(1, min(pagination.BLOCK_URLS, self.get_limit() // 5))
+        return max(1, urls // self.urls_per_item())
 
-        ``pages``: the page numbers wanted (page_info's one page); None: all,
-        found from the largest key (one index lookup). Up to
-        ``RANGE_UNION_PAGES`` pages, each lastmod group (see
+    def _grouped(self, queryset: models.QuerySet[Any], width: int) -> dict[int, BlockFigures]:
+        """Rows, key sum and lastmod per block of ``queryset``, keyed by block.
+
+        Blocks are found from the largest key (one index lookup). Up to
+        ``RANGE_UNION_PAGES`` blocks, each lastmod group (see
         ``LastmodSpec.page_aggregates``) is one query: a ``UNION ALL`` of one
         aggregate per primary key range, each an index range scan with
         nothing to sort. Past that (a huge or very sparse key space), one
-        ``GROUP BY`` page query per group. Either way a section's index costs
+        ``GROUP BY`` block query per group. Either way a section's index costs
         a constant number of queries.
         """
         self._check_integer_pk()
-        if pages is None:
-            top = queryset.order_by().aggregate(_top=Max("pk"))["_top"]
-            if top is None:
-                return {}
-            width = self.items_per_file()
-            last = 1 if top <= width else (top - 1) // width + 1
-            if last > self.RANGE_UNION_PAGES:
-                return self._grouped_by_page(queryset)
-            pages = range(1, last + 1)
-        return self._grouped_by_range(queryset, pages)
+        top = queryset.order_by().aggregate(_top=Max("pk"))["_top"]
+        if top is None:
+            return {}
+        last = 1 if top <= width else (top - 1) // width + 1
+        if last > self.RANGE_UNION_PAGES:
+            return self._grouped_by_page(queryset, width)
+        ranges = [(block, *_block_bounds(block, width)) for block in range(1, last + 1)]
+        return self._grouped_by_range(queryset, ranges)
 
-    def _related_filters(self, path: str, number: int) -> dict[str, Any]:
-        """Filters joining ``path``'s relation for page ``number``: only rows
-        with a value (an inner join) and, across a reverse foreign key, the
-        same key range on the foreign key column, so the database reads the
-        related rows of the range from the foreign key's index."""
+    def _related_filters(self, path: str, after: int | None, last: int) -> dict[str, Any]:
+        """Filters joining ``path``'s relation for the keys ``after < pk <=
+        last``: only rows with a value (an inner join) and, across a reverse
+        foreign key, the same key range on the foreign key column, so the
+        database reads the related rows of the range from the foreign key's
+        index."""
         filters: dict[str, Any] = {f"{path}__isnull": False}
         hop = path.split(LOOKUP_SEP, 1)[0]
         field = self.get_model()._meta.get_field(hop)
         if isinstance(field, models.ManyToOneRel):
             key = f"{hop}{LOOKUP_SEP}{field.field.name}"
             filters.update(
-                {f"{key}__{k.split('__')[1]}": v for k, v in self._pk_range(number).items()}
+                {f"{key}__{k.split('__')[1]}": v for k, v in _bounds(after, last).items()}
             )
         return filters
 
     def _range_union(
         self,
         queryset: models.QuerySet[Any],
-        pages: Sequence[int],
+        ranges: Sequence[tuple[int, int | None, int]],
         aggregates: dict[str, Any],
         related: str | None = None,
     ) -> list[dict[str, Any]]:
-        """One row of ``aggregates`` per page: a UNION ALL of range aggregates.
+        """One row of ``aggregates`` per key range (label, after, last),
+        labelled ``_sitemaps_page``: a UNION ALL of range aggregates.
 
         ``related``: a many-valued lastmod path whose join (one per member,
         all its conditions in one ``filter()``) the aggregates read.
         """
         members = [
             queryset.filter(
-                **self._pk_range(number),
-                **(self._related_filters(related, number) if related else {}),
+                **_bounds(after, last),
+                **(self._related_filters(related, after, last) if related else {}),
             )
             .order_by()
-            .annotate(_sitemaps_page=Value(number, output_field=models.IntegerField()))
+            .annotate(_sitemaps_page=Value(label, output_field=models.IntegerField()))
             .values("_sitemaps_page")
             .annotate(**aggregates)
-            for number in pages
+            for label, after, last in ranges
         ]
         if len(members) <= 1:
             return [row for member in members for row in member]
         return list(members[0].union(*members[1:], all=True))
 
-    def _grouped_by_range(
-        self, queryset: models.QuerySet[Any], pages: Sequence[int]
-    ) -> dict[int, tuple[int, LastmodValue]]:
-        queryset = queryset.order_by()
+    def _first_aggregates(self) -> tuple[dict[str, Any], list[str]]:
+        """The aggregates of every block's first query: rows, key sum, rows
+        without lastmod, and the latest of each single-valued lastmod path."""
         groups = self.lastmod_spec.page_aggregates()
         own = groups[0][1] if groups and groups[0][0] == "own" else []
         own_aggregates = {f"_m{i}": Max(p.path) for i, p in enumerate(own)}
-        counts: dict[int, int] = {}
+        aggregates = {
+            "_n": Count("pk"),
+            "_s": Sum("pk"),
+            **self._undated_aggregate(),
+            **own_aggregates,
+        }
+        return aggregates, list(own_aggregates)
+
+    def _grouped_by_range(
+        self, queryset: models.QuerySet[Any], ranges: Sequence[tuple[int, int | None, int]]
+    ) -> dict[int, BlockFigures]:
+        """Figures of each key range (label, after, last) that has rows."""
+        queryset = queryset.order_by()
+        aggregates, own = self._first_aggregates()
+        figures: dict[int, BlockFigures] = {}
         lastmods: dict[int, list[LastmodValue]] = {}
-        undated: set[int] = set()
-        aggregates = {"_n": Count("pk"), **self._undated_aggregate(), **own_aggregates}
-        for row in self._range_union(queryset, pages, aggregates):
+        for row in self._range_union(queryset, ranges, aggregates):
             if row["_n"]:
-                page = row["_sitemaps_page"]
-                counts[page] = row["_n"]
-                lastmods[page] = [row[k] for k in own_aggregates]
-                if row.get("_u"):
-                    undated.add(page)
-        filled = [page for page in pages if page in counts]
-        for key, paths in groups:
+                figures[row["_sitemaps_page"]] = _block_figures(row)
+                lastmods[row["_sitemaps_page"]] = [row[k] for k in own]
+        filled = [r for r in ranges if r[0] in figures]
+        for key, paths in self.lastmod_spec.page_aggregates():
             if key == "own" or not filled:
                 continue
             path = paths[0].path
             for row in self._range_union(queryset, filled, {"_m": Max(path)}, related=path):
                 lastmods.setdefault(row["_sitemaps_page"], []).append(row["_m"])
-        return self._page_figures(counts, lastmods, undated)
+        return _with_lastmods(figures, lastmods)
 
     def _undated_aggregate(self) -> dict[str, Any]:
         """``_u``, the rows without a lastmod, where a row can have none."""
@@ -927,53 +1193,160 @@ class ModelSection(Section):
             return {}
         return {"_u": Count("pk", filter=spec.undated())}
 
-    def _page_figures(
-        self,
-        counts: dict[int, int],
-        lastmods: dict[int, list[LastmodValue]],
-        undated: set[int],
-    ) -> dict[int, tuple[int, LastmodValue]]:
-        """URLs and lastmod per page. A page with any URL without a lastmod
-        has none (as in contrib): a URL added without a date must not leave
-        the file's lastmod, and so a 304, unchanged."""
-        per_item = self.urls_per_item()
-        return {
-            page: (count * per_item, None if page in undated else latest(lastmods.get(page, [])))
-            for page, count in sorted(counts.items())
-        }
-
     def _grouped_by_page(
-        self, queryset: models.QuerySet[Any]
-    ) -> dict[int, tuple[int, LastmodValue]]:
-        base = queryset.order_by().annotate(_sitemaps_page=_PkPage(self.items_per_file()))
+        self, queryset: models.QuerySet[Any], width: int
+    ) -> dict[int, BlockFigures]:
+        base = queryset.order_by().annotate(_sitemaps_page=_PkPage(width))
         base = base.values("_sitemaps_page")
-        groups = self.lastmod_spec.page_aggregates()
-        counts: dict[int, int] = {}
+        aggregates, own = self._first_aggregates()
+        figures: dict[int, BlockFigures] = {}
         lastmods: dict[int, list[LastmodValue]] = {}
-        first_aggregates = {
-            f"_m{i}": Max(p.path)
-            for i, p in enumerate(groups[0][1] if groups and groups[0][0] == "own" else [])
-        }
-        undated: set[int] = set()
-        first = base.annotate(_n=Count("pk"), **self._undated_aggregate(), **first_aggregates)
-        for row in first.order_by("_sitemaps_page"):
-            page = row["_sitemaps_page"]
-            counts[page] = row["_n"]
-            lastmods[page] = [row[k] for k in first_aggregates]
-            if row.get("_u"):
-                undated.add(page)
-        for key, paths in groups:
+        for row in base.annotate(**aggregates).order_by("_sitemaps_page"):
+            figures[row["_sitemaps_page"]] = _block_figures(row)
+            lastmods[row["_sitemaps_page"]] = [row[k] for k in own]
+        for key, paths in self.lastmod_spec.page_aggregates():
             if key == "own":
                 continue
             for row in base.annotate(_m=Max(paths[0].path)):
                 lastmods.setdefault(row["_sitemaps_page"], []).append(row["_m"])
-        return self._page_figures(counts, lastmods, undated)
+        return _with_lastmods(figures, lastmods)
+
+    # The layout ----------------------------------------------------------------
 
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
-        return [
-            PageInfo(page, lastmod, count)
-            for page, (count, lastmod) in self._grouped(self.site_queryset(site)).items()
+        # Computed from the rows each time (the figures' constant queries;
+        # measured blocks come from the cache), and kept for the files.
+        return [span_info(span) for span in self._layout(site, refresh=True)]
+
+    def _compute_layout(self, site: SiteContext) -> list[pagination.Span]:
+        """The section's files: its blocks' figures (constant queries), each
+        block measured unless the URL count alone sizes files, packed."""
+        width = self.block_width()
+        blocks = self._grouped(self.site_queryset(site), width)
+        if not blocks:
+            return []
+        end_key = max(blocks) * width
+        per_item = self.urls_per_item()
+        urls = sum(f.count for f in blocks.values()) * per_item
+        if self.measures_files() and not self.fits_unmeasured(urls):
+            units = self._measured_units(blocks, width, site)
+            return pagination.pack(units, self.get_limit(), self.measured_room(), end_key)
+        units = [
+            pagination.Unit(block * width, f.count * per_item, 0, f.lastmod, f.undated)
+            for block, f in sorted(blocks.items())
         ]
+        return pagination.pack(units, self.get_limit(), 0, end_key)
+
+    def _measured_units(
+        self, blocks: dict[int, BlockFigures], width: int, site: SiteContext
+    ) -> list[pagination.Unit]:
+        """Each block's pieces: from the cache under its fingerprint, else
+        rendered and measured (one query per run of blocks to measure)."""
+        from django_sitemaps_plus.cache import get_cache
+
+        signature = self._layout_signature(site)
+        try:
+            # Bumped by ``_forget_sizes``: every block is measured again.
+            generation = get_cache().get(self._sizes_generation_key())
+        except Exception:
+            generation = None
+        keys = {
+            block: pagination.fingerprint_key(
+                signature, generation, width, block, f.count, f.key_sum, f.lastmod, f.undated
+            )
+            for block, f in blocks.items()
+        }
+        # Kept even with CACHE off (which is about the files): without them
+        # every layout would render the whole section again.
+        cache: BaseCache | None = None
+        found: dict[str, Any] = {}
+        try:
+            cache = get_cache()
+            found = cache.get_many(list(keys.values()))
+        except Exception:
+            cache = None
+            logger.warning("Sitemap cache unavailable; measuring every block", exc_info=True)
+        ordered = sorted(blocks)
+        missing = [block for block in ordered if keys[block] not in found]
+        measured: dict[int, list[pagination.Unit]] = {block: [] for block in missing}
+        for after, last in _runs(missing, ordered, width):
+            rows = self._measured_rows(after, last, site)
+            for block, unit in pagination.pieces(rows, pagination.block_of(width)):
+                measured.setdefault(block, []).append(unit)
+        if cache is not None and missing:
+            try:
+                cache.set_many(
+                    {keys[block]: measured[block] for block in missing},
+                    timeout=pagination.PIECES_TIMEOUT,
+                )
+            except Exception:
+                logger.warning("Sitemap cache: could not store measured blocks", exc_info=True)
+        return [
+            unit
+            for block in ordered
+            for unit in (measured[block] if block in measured else found[keys[block]])
+        ]
+
+    def _measured_rows(
+        self, after: int | None, last: int, site: SiteContext
+    ) -> Iterator[tuple[int, int, int, str | None]]:
+        """(key, URLs, bytes, lastmod text) of each row with ``after < key
+        <= last``: its entries rendered as for the file, and measured."""
+        for rows in self._range_rows(after, last, site):
+            for row, entries in zip(rows, self._render_rows(rows, site)):
+                yield self.item_pk(row[0]), len(entries), pagination.entry_bytes(entries), row[2]
+
+    def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
+        """File ``number`` of the layout, with its rows' figures read now (one
+        aggregate per lastmod group, as the index's): a write that bypassed
+        the save signals still shows in the file's lastmod and URL count."""
+        if number < 1:
+            return None
+        span, fresh = self._file_span(number, site)
+        if span is None or fresh:
+            return None if span is None else span_info(span)
+        found = self._grouped_by_range(self.site_queryset(site), [(number, span.after, span.last)])
+        if number not in found:
+            return None
+        figures = found[number]
+        lastmod = None if figures.undated else figures.lastmod
+        return PageInfo(number, lastmod, figures.count * self.urls_per_item(), prepared=span)
+
+    def _span(
+        self, number: int, info: PageInfo | None, site: SiteContext | None
+    ) -> pagination.Span | None:
+        """File ``number``'s key range: what ``page_info`` found, or the layout's."""
+        if info is not None and isinstance(info.prepared, pagination.Span):
+            return info.prepared
+        return self._file_span(number, cast(SiteContext, site))[0]
+
+    def _page_queryset(
+        self, number: int, info: PageInfo | None = None, site: SiteContext | None = None
+    ) -> models.QuerySet[Any]:
+        """The page's rows, in order (``info``: what ``page_info`` found)."""
+        span = self._span(number, info, site)
+        if span is None:
+            nothing: models.QuerySet[Any] = self.site_queryset(site).none()
+            return nothing
+        return self._range_queryset(span.after, span.last, site)
+
+    def _range_queryset(
+        self, after: int | None, last: int, site: SiteContext | None
+    ) -> models.QuerySet[Any]:
+        """The rows with ``after < pk <= last``, in key order."""
+        rows: models.QuerySet[Any] = (
+            self.site_queryset(site).filter(**_bounds(after, last)).order_by("pk")
+        )
+        return rows
+
+    def _page_rows(
+        self, number: int, site: SiteContext, info: PageInfo | None = None
+    ) -> Iterator[list[Row]]:
+        return self._batches(self._page_queryset(number, info, site), site)
+
+    def _range_rows(self, after: int | None, last: int, site: SiteContext) -> Iterator[list[Row]]:
+        """The rows with ``after < key <= last``, in batches, as a file's."""
+        return self._batches(self._range_queryset(after, last, site), site)
 
     def lastmod_counts(self, site: SiteContext) -> LastmodCounts:
         """The section's rows grouped by the UTC day of their lastmod
@@ -994,28 +1367,6 @@ class ModelSection(Section):
         for value, number in rows:
             counts.add(day_of(value), number * per_item)
         return counts
-
-    def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
-        if number < 1:
-            return None
-        pages = self._grouped(self.site_queryset(site), [number])
-        if number not in pages:
-            return None
-        count, lastmod = pages[number]
-        return PageInfo(number, lastmod, count)
-
-    def _page_queryset(
-        self, number: int, info: PageInfo | None = None, site: SiteContext | None = None
-    ) -> models.QuerySet[Any]:
-        """The page's rows, in order (``info``: what ``page_info`` found)."""
-        page: models.QuerySet[Any] = self.site_queryset(site).filter(**self._pk_range(number))
-        ordered: models.QuerySet[Any] = page.order_by("pk")
-        return ordered
-
-    def _page_rows(
-        self, number: int, site: SiteContext, info: PageInfo | None = None
-    ) -> Iterator[list[Row]]:
-        return self._page_batches(number, site, info)
 
     def location_in(
         self, language: str, item: Any, values: Sequence[Any] | None = None
@@ -1067,16 +1418,13 @@ class ModelSection(Section):
             templates = self.__dict__["_templates_by_language"] = {}
         return templates
 
-    def _page_batches(
-        self, number: int, site: SiteContext, info: PageInfo | None = None
-    ) -> Iterator[list[Row]]:
-        """The page's rows as (item, absolute URL or None, lastmod text, kwarg
-        values or None), in batches.
+    def _batches(self, queryset: models.QuerySet[Any], site: SiteContext) -> Iterator[list[Row]]:
+        """``queryset``'s rows as (item, absolute URL or None, lastmod text,
+        kwarg values or None), in batches.
 
         The item is the primary key on the fast path (``url_name``), where no
         model instance is built, and the instance otherwise.
         """
-        queryset = self._page_queryset(number, info, site)
         spec = self.lastmod_spec
         in_sql = spec.formats_in_sql(connections[queryset.db].vendor)
         lastmod_column = (

@@ -9,6 +9,16 @@ import pytest
 from django_sitemaps_plus.registry import SitemapRegistry, site
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache() -> Iterator[None]:
+    """Each test starts with an empty default cache: the layouts and measured
+    blocks a test leaves (kept whatever ``CACHE`` says) are not another's."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
 @pytest.fixture
 def registry() -> Iterator[SitemapRegistry]:
     """The default registry, emptied for one test and restored after it."""

@@ -280,6 +280,9 @@ def seeded(tmp_path_factory) -> Path:
 )
 def test_a_real_asgi_server_streams_the_file(seeded, command):
     with server(command, seeded) as (port, process):
+        # The index first, as a crawler reads it: it lays the section out
+        # (pagination.py), which a file's first byte would otherwise wait for.
+        assert _timed_get(port, "/sitemap.xml")[0] == 200
         status, body, first_byte, total = _timed_get(port, "/sitemap-articles-1.xml")
         process.terminate()
         log = process.stdout.read() if process.stdout else ""

@@ -47,7 +47,8 @@ class ImageTests(TestCase):
 
     def test_related_files_whole_document(self) -> None:
         site.register(GallerySection)
-        with self.assertNumQueries(3):  # page lastmod, rows, one image query
+        # The layout (largest key, figures), rows, one image query.
+        with self.assertNumQueries(4):
             _, body = fetch("/sitemap-galleries-1.xml")
         assert_valid(body)
         self.assertXMLEqual(
@@ -79,7 +80,7 @@ class ImageTests(TestCase):
         site.register(
             GallerySection, extensions=[Images(method="sitemap_images", prefetch=["photos"])]
         )
-        with self.assertNumQueries(3):  # page lastmod, rows, prefetch
+        with self.assertNumQueries(4):  # the layout (largest key, figures), rows, prefetch
             _, body = fetch("/sitemap-galleries-1.xml")
         root = assert_valid(body)
         assert root.xpath("//image:loc/text()", namespaces=NS) == [
@@ -105,8 +106,9 @@ class ImageTests(TestCase):
             url_kwargs={"slug": "slug"},
             extensions=[Images(method="pictures", prefetch=["photos"])],
         )
-        # Page lastmod, rows, the batch's instances, the prefetch: none per URL.
-        with self.assertNumQueries(4):
+        # The layout (largest key, figures), rows, the batch's instances, the
+        # prefetch: none per URL.
+        with self.assertNumQueries(5):
             _, body = fetch("/sitemap-hooked-1.xml")
         assert assert_valid(body).xpath("//image:loc/text()", namespaces=NS) == [
             "https://example.com/media/covers/alps.jpg",

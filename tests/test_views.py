@@ -135,8 +135,9 @@ class TestSectionPage:
         with CaptureQueriesContext(connection) as queries:
             _, body = fetch("/sitemap-articles-1.xml")
         assert len(locs(body)) == 30
-        # page_info: own fields + the reverse FK; then the rows.
-        assert len(queries) == 3
+        # The layout: the largest key, then the figures of the own fields and
+        # of the reverse FK; then the rows.
+        assert len(queries) == 4
 
     def test_rows_deleted_between_index_and_page(self, registry):
         register(Article, limit=2)
@@ -172,7 +173,7 @@ class TestSectionPage:
                 "/sitemap-articles-1.xml", HTTP_IF_MODIFIED_SINCE=http_date(at(3).timestamp())
             )
         assert response.status_code == 304
-        assert len(queries) == 1
+        assert len(queries) == 2  # the layout (largest key, figures); no rows
         stale = client.get(
             "/sitemap-articles-1.xml", HTTP_IF_MODIFIED_SINCE=http_date(at(2).timestamp())
         )
@@ -664,9 +665,9 @@ def test_database_down_gives_503_on_every_view(registry, monkeypatch, url, metho
         # The largest key, then one UNION of per-range aggregates.
         ("/sitemap.xml", 2, 2),
         ("/sitemap.txt", 50_000, 2 + 1),  # and the one file's rows
-        # The page's aggregate, then its rows.
-        ("/sitemap-articles-1.xml", 2, 2),
-        ("/sitemap-articles-1.txt", 2, 2),
+        # The layout (largest key, figures), then the page's rows.
+        ("/sitemap-articles-1.xml", 2, 3),
+        ("/sitemap-articles-1.txt", 2, 3),
     ],
 )
 def test_a_cache_miss_with_the_freshness_check_queries_once(
@@ -707,7 +708,8 @@ def test_a_text_file_fetches_no_extension_data(registry, django_assert_num_queri
     register(GallerySection)
     _, xml_body = fetch("/sitemap-galleries-1.xml")
     assert b"<image:loc>" in xml_body
-    # The page's aggregate and its rows; not the photos.
+    # The file's figures (its layout kept from the XML file's request) and
+    # its rows; not the photos.
     with django_assert_num_queries(2):
         _, text = fetch("/sitemap-galleries-1.txt")
     assert text.decode().splitlines() == locs(xml_body)

@@ -29,9 +29,10 @@ class Extension:
     def max_bytes(self, section: Section) -> int:
         """Upper bound of this extension's bytes inside one ``<url>``.
 
-        It sizes the section's files so a full file stays under 52,428,800
-        bytes; children over it make the entry too big, and it is dropped
-        with a logged warning.
+        Files are sized from their entries' measured bytes (pagination.py);
+        this bound only lets a small section be laid out without measuring
+        (``Section.fits_unmeasured``), so it must never be below what the
+        extension can write.
         """
         return 0
 
@@ -115,8 +116,11 @@ def ascii_host(url: str) -> str | None:
 
 
 def loc_budget(section: Section) -> int:
-    """Bytes budgeted for one escaped URL of ``section`` (as for its locs)."""
-    return section.get_max_loc_length() * 3 // 2
+    """The most bytes one URL of ``section`` can take once written: each of
+    its ``max_loc_length`` characters at worst six bytes (``&quot;``)."""
+    from django_sitemaps_plus.pagination import WORST_BYTES_PER_CHARACTER
+
+    return section.get_max_loc_length() * WORST_BYTES_PER_CHARACTER
 
 
 def media_url(value: Any, site: SiteContext, max_length: int) -> tuple[str | None, str | None]:

@@ -53,9 +53,11 @@ logger = logging.getLogger("django_sitemaps_plus")
 Relationship = Literal["allow", "deny"]
 
 #: Bytes one ``video:video`` may take unless told otherwise; a larger one is
-#: left out (logged). It sizes the section's files: 16 KiB fits a 2,048-
-#: character description in any script, the locations and 32 short tags.
-DEFAULT_MAX_BYTES_PER_VIDEO = 16_384
+#: left out (logged). 96 KiB is above any video whose values are within
+#: Google's limits (about 70 KB with four 2,048-character locations and the
+#: description all escaped at six bytes a character), so only runaway tags
+#: reach it; files are sized from what is written, not from this.
+DEFAULT_MAX_BYTES_PER_VIDEO = 98_304
 _COUNTRIES_RE = re.compile(r"[A-Z]{2}(?: [A-Z]{2})*")
 _PLATFORMS = rules.PLATFORMS
 
@@ -105,8 +107,8 @@ class Video(Extension):
         iterable of them, or None.
     :param prefetch: relations prefetched once per batch for ``method``.
     :param max_per_url: videos each entry is sized for; more are left out, logged.
-    :param max_bytes_per_video: budget of one ``video:video``; larger ones are
-        left out, logged.
+    :param max_bytes_per_video: the most bytes one ``video:video`` may take;
+        larger ones are left out, logged.
     """
 
     prefix: ClassVar[str] = "video"

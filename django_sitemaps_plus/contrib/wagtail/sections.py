@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -248,6 +248,11 @@ class PageSection(ModelSection):
     def _page_rows(
         self, number: int, site: SiteContext, info: PageInfo | None = None
     ) -> Iterator[list[Row]]:
+        span = self._span(number, info, site)
+        if span is not None:
+            yield from self._range_rows(span.after, span.last, site)
+
+    def _range_rows(self, after: int | None, last: int, site: SiteContext) -> Iterator[list[Row]]:
         wagtail_site = as_wagtail_site(site.site)
         if wagtail_site is None:
             return
@@ -257,7 +262,7 @@ class PageSection(ModelSection):
         in_sql = spec.formats_in_sql(connections[base.db].vendor)
         lastmod = spec.text_expression() if in_sql else spec.row_expression()
         rows = (
-            base.filter(**self._pk_range(number))
+            base.filter(pk__lte=last, **({} if after is None else {"pk__gt": after}))
             .order_by("pk")
             .values_list("pk", "url_path", "content_type_id", translation_key_text(), lastmod)
         )
@@ -270,32 +275,6 @@ class PageSection(ModelSection):
                     batch = []
             if batch:
                 yield urls.rows(batch, in_sql)
-
-    def page_entries(
-        self, number: int, site: SiteContext, info: PageInfo | None = None
-    ) -> Iterator[str]:
-        yield from self._capped(super().page_entries(number, site, info), number)
-
-    def page_locations(
-        self, number: int, site: SiteContext, info: PageInfo | None = None
-    ) -> Iterator[str]:
-        yield from self._capped(super().page_locations(number, site, info), number)
-
-    def _capped(self, entries: Iterable[str], number: int) -> Iterator[str]:
-        """At most ``urls_per_file()`` entries: extra URLs past it are logged."""
-        limit = self.urls_per_file()
-        for count, entry in enumerate(entries):
-            if count >= limit:
-                logger.warning(
-                    "Sitemap section %r: file %s has more URLs than the %s it is sized for "
-                    "(pages listing several URLs); the rest are left out. Raise "
-                    "max_urls_per_page.",
-                    self.get_name(),
-                    number,
-                    limit,
-                )
-                return
-            yield entry
 
 
 def translation_key_text() -> Cast:

@@ -1,0 +1,264 @@
+"""How a section's rows are laid out in files, from their real sizes.
+
+A section's rows, in key order, are cut into **blocks**: aligned key ranges
+of at most ``BLOCK_URLS`` URLs each (a fifth of a full file), whose row count
+and lastmod one grouped query gives for the whole section. Files are runs of
+these units, packed greedily in key order: a file is closed when the next
+unit would take it past the URL limit or the byte room. Because no unit holds
+more than a fifth of a file, every file but the last is at least four fifths
+full: a section has at most 1.25 times the files its URLs need, plus one,
+whatever the density of its keys.
+
+The byte side of a unit comes from one of two places:
+
+- **proven**: when every legal entry of the section is small enough that a
+  file of the URL limit cannot reach the byte limit (no extensions and a low
+  ``max_loc_length``), bytes are not counted and blocks are the units;
+- **measured**: otherwise each block's entries are rendered once, and the
+  block is cut into **pieces** of at most ``PIECE_URLS`` URLs or a
+  ``PIECE_SHARE``-th of a file's bytes, each with its last key, URL count,
+  byte count and lastmod. A block's pieces are kept in the cache under the block's
+  fingerprint (its row count, key sum and lastmod, with the site and the
+  section's settings), so only the blocks whose rows changed are rendered
+  again. Files are packed to ``MEASURED_FILL`` of the byte room, so a change
+  the fingerprint cannot see (a related model's slug in a URL, with no
+  lastmod change) has room; the file guard (``FileGuard``) keeps even that
+  case within the limits.
+
+Files are numbered 1, 2, ... in key order and each is a key range: its rows
+are read with a range scan, and a new row (the largest key) changes only the
+last file. An edit changes its own file, unless it changes the size of a
+measured block enough to move a file boundary after it; a deletion can let a
+file take in the first unit of the next (docs/pagination.md).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus.lastmod import latest, to_utc
+
+logger = logging.getLogger("django_sitemaps_plus")
+
+LastmodValue = dt.date | dt.datetime | None
+
+#: URLs per key block at most: a fifth of a full file, so packing whole
+#: blocks fills every file but the last to four fifths at least.
+BLOCK_URLS: Final = protocol.MAX_URLS_PER_FILE // 5
+#: A measured block is kept as pieces of at most this many URLs...
+PIECE_URLS: Final = 1_000
+#: ...or a fiftieth of a file's bytes (``piece_bytes()``); one entry larger
+#: than that is a piece of its own.
+PIECE_SHARE: Final = 50
+#: Measured files are packed to this share of the byte room, leaving room
+#: for changes a block's fingerprint does not see.
+MEASURED_FILL: Final = 0.95
+#: Bumped when what a piece holds changes, so old pieces are not read.
+LAYOUT_FORMAT: Final = 1
+#: How long a measured block is kept (its fingerprint keeps it exact).
+PIECES_TIMEOUT: Final = 7 * 24 * 3600
+#: The bytes one character of a location can take once written: '"' and "'"
+#: are escaped as six characters (``&quot;``); a non-ASCII character is at
+#: most four bytes of UTF-8.
+WORST_BYTES_PER_CHARACTER: Final = 6
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A run of rows that is never split between files: a block or a piece."""
+
+    #: The largest key of the run (a block's: the end of its range).
+    last_key: int
+    urls: int
+    #: Their entries' bytes; 0 when proven small (see ``Layout``).
+    size: int
+    lastmod: LastmodValue
+    #: Whether any of its URLs has no lastmod.
+    undated: bool
+
+
+@dataclass(frozen=True)
+class Span:
+    """One file: the rows with ``after < key <= last`` (``after`` None: no
+    lower bound), its URL count and lastmod (None when any URL has none)."""
+
+    number: int
+    after: int | None
+    last: int
+    urls: int
+    lastmod: LastmodValue
+
+
+def pack(units: Iterable[Unit], max_urls: int, room: int, end_key: int) -> list[Span]:
+    """Files of consecutive ``units``, greedily: each as full as the next
+    unit allows, within ``max_urls`` URLs and ``room`` bytes.
+
+    The last file ends at ``end_key`` (its block's end), so rows added to
+    that block later still belong to it. Units of no URL (rows that render
+    nothing) join whichever file they fall in; a section of none has no file.
+    """
+    spans: list[Span] = []
+    after: int | None = None
+    urls = size = 0
+    lastmods: list[LastmodValue] = []
+    undated = False
+    last = end_key
+    for unit in units:
+        if urls and (urls + unit.urls > max_urls or size + unit.size > room):
+            spans.append(Span(len(spans) + 1, after, last, urls, _file_lastmod(lastmods, undated)))
+            after, urls, size, lastmods, undated = last, 0, 0, [], False
+        urls += unit.urls
+        size += unit.size
+        lastmods.append(unit.lastmod)
+        undated = undated or unit.undated
+        last = unit.last_key
+    if urls:
+        spans.append(
+            Span(len(spans) + 1, after, max(last, end_key), urls, _file_lastmod(lastmods, undated))
+        )
+    return spans
+
+
+def _file_lastmod(lastmods: list[LastmodValue], undated: bool) -> LastmodValue:
+    # A file with any URL without a lastmod has none (as in contrib): a URL
+    # added without a date must not leave the file's lastmod unchanged.
+    return None if undated else latest(lastmods)
+
+
+def pieces(
+    rows: Iterable[tuple[int, int, int, str | None]], block_of: Callable[[int], int]
+) -> Iterator[tuple[int, Unit]]:
+    """Measured rows (key, URLs, bytes, lastmod text) as (block, piece).
+
+    A piece never spans two blocks, and holds at most ``PIECE_URLS`` URLs
+    or a ``PIECE_SHARE``-th of a file's bytes (a larger single row is a piece
+    of its own).
+    """
+    piece_bytes = protocol.MAX_FILE_BYTES // PIECE_SHARE
+    block = None
+    last_key = urls = size = 0
+    newest: str | None = None
+    undated = False
+    for key, row_urls, row_bytes, lastmod in rows:
+        row_block = block_of(key)
+        # Rows of one key (a page's several URLs) stay in one piece.
+        if (
+            block is not None
+            and key != last_key
+            and (
+                row_block != block or urls + row_urls > PIECE_URLS or size + row_bytes > piece_bytes
+            )
+        ):
+            yield block, Unit(last_key, urls, size, to_utc(newest), undated)
+            urls = size = 0
+            newest, undated = None, False
+        block = row_block
+        last_key = key
+        urls += row_urls
+        size += row_bytes
+        if lastmod is None:
+            undated = undated or row_urls > 0
+        elif newest is None or lastmod > newest:
+            # W3C text of one section has one format: text order is time order.
+            newest = lastmod
+    if block is not None:
+        yield block, Unit(last_key, urls, size, to_utc(newest), undated)
+
+
+def entry_bytes(entries: Sequence[str]) -> int:
+    """The bytes of ``entries`` in UTF-8 (ASCII text: its length)."""
+    return sum(len(entry) if entry.isascii() else len(entry.encode()) for entry in entries)
+
+
+def block_of(width: int) -> Callable[[int], int]:
+    """Block number of a key, for blocks ``width`` keys wide: keys at or
+    below ``width`` (0 and negative keys too) are block 1."""
+
+    def number(key: int) -> int:
+        return 1 if key <= width else (key - 1) // width + 1
+
+    return number
+
+
+def fingerprint_key(*parts: object) -> str:
+    """A cache key for a measured block from what its pieces depend on."""
+    stamp = "\n".join(str(part) for part in (LAYOUT_FORMAT, *parts))
+    return f"sitemaps_plus:pieces:{hashlib.sha256(stamp.encode()).hexdigest()[:40]}"
+
+
+def room(namespaces: dict[str, str]) -> int:
+    """Bytes a file's ``<url>`` entries may take: the byte limit less the
+    envelope (declaration, stylesheet line, root tags)."""
+    return protocol.MAX_FILE_BYTES - xml.urlset_envelope_bytes(namespaces)
+
+
+class FileGuard:
+    """Keeps a file within the protocol's limits while it is written.
+
+    A section's layout sizes every file from its rows' measured sizes, so
+    this never cuts a file that the layout made; it is there for what the
+    layout could not see (rows added without a save signal, a URL that grew
+    with no lastmod change): the file ends before the entry that would take
+    it past 50,000 URLs or its byte room, and the cut is logged as an error
+    once. Counted per batch of entries, at C speed.
+    """
+
+    __slots__ = ("full", "name", "number", "on_full", "room", "size", "urls")
+
+    def __init__(
+        self, name: str, number: int, room: int, on_full: Callable[[], None] | None = None
+    ) -> None:
+        self.name, self.number, self.room = name, number, room
+        #: Called once when the file is cut: the layout's sizes are stale.
+        self.on_full = on_full
+        self.urls = self.size = 0
+        self.full = False
+
+    def admit(self, entries: list[str]) -> list[str]:
+        """``entries``, or the ones that fit (and ``full`` set)."""
+        urls = self.urls + len(entries)
+        size = self.size + sum(map(len, entries))
+        # Characters undercount bytes only for non-ASCII text.
+        if (
+            urls <= protocol.MAX_URLS_PER_FILE
+            and size <= self.room
+            and all(map(str.isascii, entries))
+        ):
+            self.urls, self.size = urls, size
+            return entries
+        kept = []
+        for entry in entries:
+            entry_size = len(entry) if entry.isascii() else len(entry.encode())
+            if self.urls + 1 > protocol.MAX_URLS_PER_FILE or self.size + entry_size > self.room:
+                self.full = True
+                logger.error(
+                    "Sitemap section %r: file %s reached the protocol's limits (%s URLs, "
+                    "%s bytes) before its last row (its rows grew since the files were "
+                    "laid out); the rest are left out until the section is measured "
+                    "again, which the next request does.",
+                    self.name,
+                    self.number,
+                    f"{protocol.MAX_URLS_PER_FILE:,}",
+                    f"{protocol.MAX_FILE_BYTES:,}",
+                )
+                if self.on_full is not None:
+                    self.on_full()
+                break
+            self.urls += 1
+            self.size += entry_size
+            kept.append(entry)
+        return kept
+
+
+def guarded(entries: Iterable[list[str]], guard: FileGuard) -> Iterator[str]:
+    """The entries of each batch that the guard admits, until it is full."""
+    for batch in entries:
+        yield from guard.admit(batch)
+        if guard.full:
+            return
