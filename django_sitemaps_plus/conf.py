@@ -25,8 +25,8 @@ DEFAULTS: dict[str, Any] = {
     "PROTOCOL": "https",
     # URLs per sitemap file; the protocol allows at most 50,000.
     "LIMIT": protocol.MAX_URLS_PER_FILE,
-    # Longest location a section expects; sizes the per-URL byte budget that
-    # keeps every file under 52,428,800 bytes (see docs/pagination).
+    # Longest location a section lists (longer ones are refused); at 154 or
+    # less a section without extensions is sized by count (docs/pagination).
     "MAX_LOC_LENGTH": protocol.MAX_LOC_LENGTH,
     # Value of the X-Robots-Tag header on every sitemap response.
     "X_ROBOTS_TAG": "noindex, noodp, noarchive",

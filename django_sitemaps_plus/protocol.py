@@ -44,7 +44,7 @@ MIN_PRIORITY: Final = 0.0
 MAX_PRIORITY: Final = 1.0
 #: Decimal places a written priority keeps (0.55 stays 0.55; a float's
 #: 0.30000000000000004 is written 0.3): enough for any ranking, and a bound
-#: on the bytes budgeted per URL.
+#: on an entry's worst-case bytes.
 PRIORITY_PLACES: Final = 4
 
 

@@ -1643,10 +1643,6 @@ class ContribSection(Section):
         # Pages are the sitemap's own paginator's pages.
         return self.get_limit()
 
-    def entry_budget(self) -> int:
-        room = protocol.MAX_FILE_BYTES - xml.urlset_envelope_bytes(self.namespaces())
-        return room // self.get_limit()
-
     def namespaces(self) -> dict[str, str]:
         if getattr(self.sitemap, "alternates", False) or getattr(self.sitemap, "x_default", False):
             return {self.XHTML_PREFIX: protocol.XHTML_NS}

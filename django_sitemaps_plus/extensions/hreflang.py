@@ -19,9 +19,9 @@ version is linked, but a file only lists ``<loc>`` entries on its own scheme
 and host (a sitemap may not list another host's URLs); example.de's sitemap
 lists the German ones, with the same links.
 
-An item with L versions gives up to L entries, so ``urls_per_item`` is L and a
-section's files hold ``urls_per_file() // L`` items; each link is budgeted at
-the section's ``max_loc_length``, so a file never passes 52,428,800 bytes.
+An item with L versions gives up to L entries, so ``urls_per_item`` is L (a
+block of the layout spans fewer keys); files are sized from the entries'
+measured bytes (pagination.py), so a file never passes 52,428,800 bytes.
 """
 
 from __future__ import annotations
