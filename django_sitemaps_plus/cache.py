@@ -15,7 +15,13 @@ How it works (docs/caching.md):
   streams, and stored in chunks of at most ``CHUNK_BYTES`` (Memcached's item
   limit is 1 MB) with a small metadata entry: strong ETag (SHA-256 of the
   uncompressed bytes), Last-Modified, sizes. Clients that accept gzip get the
-  stored bytes; others get them decompressed on the fly.
+  stored bytes; others get them decompressed on the fly. A cold file past
+  ``FLUSH_AT_BYTES`` is sent to its first request while it is stored
+  (``_Render``, ``_Tee``); the metadata is written only once the render
+  has ended, so a render stopped midway stores nothing.
+- **One control flow.** ``_serve`` yields the cache calls, pauses and
+  sync-thread work it needs; ``serve`` drives it synchronously (WSGI) and
+  ``aserve`` through the cache's async API (ASGI).
 - **Warm costs no query.** One ``get_many`` reads the tokens and the
   metadata; a conditional request that matches is answered from them alone
   (a 304), a full one fetches the chunks in a second round trip.
@@ -31,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import calendar
+import contextlib
 import datetime as dt
 import hashlib
 import logging
@@ -39,8 +46,10 @@ import re
 import time
 import uuid
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
+from functools import partial
+from itertools import chain
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from django.core.cache import BaseCache, caches
@@ -71,6 +80,10 @@ META_TIMEOUT = 7 * 24 * 3600
 #: gzip level of cached and built files: 6 is zlib's default, within a few
 #: percent of 9's size at half its time.
 GZIP_LEVEL = 6
+#: A cold file whose render passes this many bytes is sent as it renders
+#: (and the gzip stream is flushed once at this offset, so its compressed
+#: bytes start leaving too); a smaller one is answered whole, with its ETag.
+FLUSH_AT_BYTES = 64 * 1024
 _POLL_SECONDS = (0.02, 0.05, 0.1, 0.2)
 #: A cached file up to this size is sent to a client without gzip as a plain
 #: ``HttpResponse`` (decompressed whole); larger ones are streamed.
@@ -161,7 +174,135 @@ def bump(section: str | Section | Iterable[str | Section] | None = None) -> list
     return names
 
 
-def _versions(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> list[str]:
+# One control flow, two drivers ---------------------------------------------------
+#
+# What a request does against the cache (look up, lock, wait, fetch, release)
+# is written once, as generators that yield the I/O they need: a cache call,
+# a pause, or work for the request's sync thread (queries, a render). ``run``
+# performs each operation synchronously (WSGI); ``arun`` through the cache's
+# async API, ``asyncio.sleep`` and ``sync_to_async`` (ASGI). An operation that
+# raises is thrown back into the generator at the ``yield``, so the flow's own
+# ``try``/``except`` decides, under both handlers alike.
+
+
+@dataclass
+class _CacheCall:
+    """``cache.<name>(*args, **kwargs)``; under ASGI ``cache.a<name>(...)``."""
+
+    cache: BaseCache
+    name: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+@dataclass
+class _Sleep:
+    seconds: float
+
+
+@dataclass
+class _InSyncThread:
+    """``func(*args)`` in the request's sync thread: queries and renders."""
+
+    func: Callable[..., Any]
+    args: tuple[Any, ...]
+
+
+_Op = _CacheCall | _Sleep | _InSyncThread
+#: A control flow returning ``T``: yields operations, is sent their results.
+Flow = Generator[_Op, Any, T]
+
+
+def _call(cache: BaseCache, name: str, *args: Any, **kwargs: Any) -> _CacheCall:
+    return _CacheCall(cache, name, args, kwargs)
+
+
+def _in_sync_thread(func: Callable[..., Any], *args: Any) -> _InSyncThread:
+    return _InSyncThread(func, args)
+
+
+def _advance(flow: Flow[T], value: Any, error: Exception | None) -> tuple[bool, Any]:
+    """Send ``value`` into ``flow``, or throw ``error`` into it: (True, what it
+    returned) when it has ended, else (False, the next operation)."""
+    try:
+        return False, flow.send(value) if error is None else flow.throw(error)
+    except StopIteration as stop:
+        return True, stop.value
+
+
+def run(flow: Flow[T]) -> T:
+    """Drive ``flow`` synchronously (a WSGI request, a management command)."""
+    done, op = _advance(flow, None, None)
+    while not done:
+        try:
+            if isinstance(op, _CacheCall):
+                result = getattr(op.cache, op.name)(*op.args, **op.kwargs)
+            elif isinstance(op, _Sleep):
+                time.sleep(op.seconds)
+                result = None
+            else:
+                result = op.func(*op.args)
+        except Exception as exc:
+            done, op = _advance(flow, None, exc)
+        else:
+            done, op = _advance(flow, result, None)
+    return cast(T, op)
+
+
+async def arun(flow: Flow[T]) -> T:
+    """Drive ``flow`` under an async handler: the cache through its async
+    API, pauses with ``asyncio.sleep``, the sync work in the request's sync
+    thread (``thread_sensitive``: the connection the view uses)."""
+    done, op = _advance(flow, None, None)
+    while not done:
+        try:
+            if isinstance(op, _CacheCall):
+                result = await _acache(op)
+            elif isinstance(op, _Sleep):
+                await asyncio.sleep(op.seconds)
+                result = None
+            else:
+                result = await _sync_work(op)
+        except Exception as exc:
+            done, op = _advance(flow, None, exc)
+        else:
+            done, op = _advance(flow, result, None)
+    return cast(T, op)
+
+
+async def _acache(op: _CacheCall) -> Any:
+    """``op`` through the cache's async API. Django's own backends implement
+    it as their sync method run in the request's sync thread, and
+    ``aget_many`` as one ``aget`` per key (a round trip each): where a backend
+    keeps those defaults, its sync method is run there once instead."""
+    from asgiref.sync import sync_to_async
+
+    name = f"a{op.name}"
+    if getattr(type(op.cache), name, None) is getattr(BaseCache, name):
+        method = sync_to_async(getattr(op.cache, op.name), thread_sensitive=True)
+    else:
+        method = getattr(op.cache, name)
+    return await method(*op.args, **op.kwargs)
+
+
+async def _sync_work(op: _InSyncThread) -> Any:
+    from asgiref.sync import sync_to_async
+
+    work = asyncio.ensure_future(sync_to_async(op.func, thread_sensitive=True)(*op.args))
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        # The client left (Django cancels the view): the thread's work runs
+        # to its end anyway. A response it made is closed, so a cold render
+        # it began releases the render lock and stores nothing.
+        with contextlib.suppress(Exception):
+            made = await work
+            if isinstance(made, HttpResponseBase):
+                await sync_to_async(made.close, thread_sensitive=True)()
+        raise
+
+
+def _versions(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> Flow[list[str]]:
     """The current token of each name (from ``found``), creating missing ones."""
     tokens = []
     for name in names:
@@ -170,22 +311,8 @@ def _versions(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> 
         if token is None:
             token = _new_token()
             # add(): two processes creating the same token agree on the winner's.
-            if not cache.add(key, token, timeout=None):
-                token = cache.get(key) or token
-        tokens.append(str(token))
-    return tokens
-
-
-async def _aversions(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> list[str]:
-    """``_versions`` through the cache's async API."""
-    tokens = []
-    for name in names:
-        key = _version_key(name)
-        token = found.get(key)
-        if token is None:
-            token = _new_token()
-            if not await cache.aadd(key, token, timeout=None):
-                token = await cache.aget(key) or token
+            if not (yield _call(cache, "add", key, token, timeout=None)):
+                token = (yield _call(cache, "get", key)) or token
         tokens.append(str(token))
     return tokens
 
@@ -224,21 +351,15 @@ def _lookup_of(meta_key: str, names: list[str], versions: list[str], meta: Any) 
     return Lookup(meta_key, f"{KEY_PREFIX}:b:{file_id}:{stamp}", stamp, current, entry)
 
 
-def _lookup(cache: BaseCache, site: SiteContext, request: HttpRequest, source: Source) -> Lookup:
+def _lookup(
+    cache: BaseCache, site: SiteContext, request: HttpRequest, source: Source
+) -> Flow[Lookup]:
     """Version tokens and the file's metadata, in one round trip when warm."""
     meta_key, names = _lookup_keys(site, request, source)
-    found: dict[str, Any] = cache.get_many([*(_version_key(n) for n in names), meta_key])
-    versions = _versions(cache, names, found)
-    return _lookup_of(meta_key, names, versions, found.get(meta_key))
-
-
-async def _alookup(
-    cache: BaseCache, site: SiteContext, request: HttpRequest, source: Source
-) -> Lookup:
-    """``_lookup`` through the cache's async API."""
-    meta_key, names = _lookup_keys(site, request, source)
-    found: dict[str, Any] = await cache.aget_many([*(_version_key(n) for n in names), meta_key])
-    versions = await _aversions(cache, names, found)
+    found: dict[str, Any] = yield _call(
+        cache, "get_many", [*(_version_key(n) for n in names), meta_key]
+    )
+    versions = yield from _versions(cache, names, found)
     return _lookup_of(meta_key, names, versions, found.get(meta_key))
 
 
@@ -264,7 +385,7 @@ def remember(
         cache = get_cache()
         names = [ALL, *sorted(s.get_name() for s in sections)]
         found: dict[str, Any] = cache.get_many([_version_key(n) for n in names])
-        versions = _versions(cache, names, found)
+        versions = run(_versions(cache, names, found))
         stamp = "\n".join([site.cache_key, what, *(f"{n}={v}" for n, v in zip(names, versions))])
         key = f"{KEY_PREFIX}:r:{hashlib.sha256(stamp.encode()).hexdigest()[:40]}"
         held = cache.get(key)
@@ -298,6 +419,8 @@ class Entry:
     stamp: str = ""
     #: Seconds since the epoch after which the entry is stale (None: never).
     expires: float | None = None
+    #: The render that stored the chunks (part of their keys).
+    render: str = ""
 
     def is_current(self, stamp: str) -> bool:
         """Of this version of the sections, and not past its maximum age."""
@@ -344,14 +467,37 @@ class Measured:
         return self.digest.hexdigest()
 
 
+class _Gzip:
+    """gzip at ``GZIP_LEVEL``, with one sync flush after the first
+    ``FLUSH_AT_BYTES`` of input: a streamed cold file's compressed bytes
+    start leaving early. The flush is at that input offset whatever the
+    chunking, so equal content gives equal bytes (the cache's and ``build``'s)."""
+
+    def __init__(self) -> None:
+        # wbits=31: a gzip container with mtime 0.
+        self.compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
+        self.before_flush = FLUSH_AT_BYTES
+
+    def compress(self, chunk: bytes) -> bytes:
+        if 0 < self.before_flush <= len(chunk):
+            head, chunk = chunk[: self.before_flush], chunk[self.before_flush :]
+            self.before_flush = 0
+            flushed = self.compressor.compress(head) + self.compressor.flush(zlib.Z_SYNC_FLUSH)
+            return flushed + self.compressor.compress(chunk)
+        self.before_flush = max(0, self.before_flush - len(chunk))
+        return self.compressor.compress(chunk)
+
+    def finish(self) -> bytes:
+        return self.compressor.flush()
+
+
 def gzip_chunks(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """gzip ``chunks`` as they stream, at ``GZIP_LEVEL`` (also used by ``build``)."""
-    # wbits=31: a gzip container with mtime 0, so equal content gives equal bytes.
-    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
+    """gzip ``chunks`` as they stream (also used by ``build``)."""
+    packer = _Gzip()
     for chunk in chunks:
-        if out := compressor.compress(chunk):
+        if out := packer.compress(chunk):
             yield out
-    yield compressor.flush()
+    yield packer.finish()
 
 
 def compress(chunks: Iterable[bytes]) -> tuple[bytes, str, int]:
@@ -371,44 +517,125 @@ def _timeout(expires_at: dt.datetime | None) -> int | None:
     return timeout
 
 
-def _render_and_store(
-    cache: BaseCache, where: Lookup, prepared: Prepared, fingerprint: str | None
-) -> tuple[Entry, bytes]:
-    data, digest, size = compress(prepared.body())
-    etag = digest[:32]
-    last_modified = timestamp(prepared.lastmod)
-    if last_modified is None:
-        # No lastmod: Last-Modified is when this exact content was first seen
-        # (kept across invalidations that re-render the same bytes).
-        before = where.previous
-        if before is not None and before.etag == etag and before.last_modified is not None:
-            last_modified = before.last_modified
-        else:
-            last_modified = int(time.time())
-    pieces = [data[i : i + CHUNK_BYTES] for i in range(0, len(data), CHUNK_BYTES)] or [b""]
-    timeout = _timeout(prepared.expires_at)
-    expires = None if timeout is None else time.time() + timeout
-    entry = Entry(
-        etag, last_modified, size, len(data), len(pieces), fingerprint, where.stamp, expires
-    )
-    try:
-        values: dict[str, Any] = {f"{where.body_key}:{i}": p for i, p in enumerate(pieces)}
-        failed = cache.set_many(values, timeout=timeout)
-        if not failed:
-            # The metadata last: a reader that finds it finds the chunks. It
-            # outlives the chunks so the next render can keep Last-Modified for
-            # unchanged content; its stamp and ``expires`` tell when it is stale.
-            meta_timeout = None if timeout is None else max(timeout, META_TIMEOUT)
-            cache.set(where.meta_key, asdict(entry), timeout=meta_timeout)
-        else:
-            logger.warning("Sitemap cache refused %s chunks of %s", len(failed), where.body_key)
-    except Exception:
-        logger.warning("Sitemap cache unavailable: %s not stored", where.body_key, exc_info=True)
-    return entry, data
+class _Render:
+    """One render of a cold file into the cache.
+
+    Iterating it renders the file: each step is a chunk of the body and its
+    gzip output so far, and the compressed bytes go to the cache in pieces of
+    ``CHUNK_BYTES`` as they fill (memory stays flat in the file's size). The
+    metadata is stored only once the body has ended, so a render that fails
+    or is closed midway (a client that left) leaves no entry: its pieces are
+    keyed by this render alone and never read. ``entry`` is set at the end.
+    """
+
+    def __init__(
+        self, cache: BaseCache, where: Lookup, prepared: Prepared, fingerprint: str | None
+    ) -> None:
+        self.cache = cache
+        self.where = where
+        self.prepared = prepared
+        self.fingerprint = fingerprint
+        self.render_id = _new_token()
+        self.timeout = _timeout(prepared.expires_at)
+        self.storing = True
+        self.entry: Entry | None = None
+
+    def __iter__(self) -> Iterator[tuple[bytes, bytes]]:
+        body = self.prepared.body()
+        measured = Measured(body)
+        packer = _Gzip()
+        pending = bytearray()
+        pieces = gzip_size = 0
+        try:
+            for chunk in measured:
+                packed = packer.compress(chunk)
+                gzip_size += len(packed)
+                pending += packed
+                while len(pending) >= CHUNK_BYTES:
+                    self._store_piece(pieces, bytes(pending[:CHUNK_BYTES]))
+                    del pending[:CHUNK_BYTES]
+                    pieces += 1
+                yield chunk, packed
+            tail = packer.finish()
+            gzip_size += len(tail)
+            pending += tail
+            yield b"", tail
+        finally:
+            close = getattr(body, "close", None)
+            if close is not None:
+                close()
+        self.entry = self._finish(measured, gzip_size, pieces, bytes(pending))
+
+    def _key(self, index: int) -> str:
+        return f"{self.where.body_key}:{self.render_id}:{index}"
+
+    def _store_piece(self, index: int, piece: bytes) -> None:
+        if not self.storing:
+            return
+        try:
+            self.cache.set(self._key(index), piece, timeout=self.timeout)
+        except Exception:
+            self.storing = False
+            logger.warning(
+                "Sitemap cache unavailable: %s not stored", self.where.body_key, exc_info=True
+            )
+
+    def _finish(self, measured: Measured, gzip_size: int, pieces: int, last: bytes) -> Entry:
+        etag = measured.hexdigest()[:32]
+        last_modified = timestamp(self.prepared.lastmod)
+        if last_modified is None:
+            # No lastmod: Last-Modified is when this exact content was first seen
+            # (kept across invalidations that re-render the same bytes).
+            before = self.where.previous
+            if before is not None and before.etag == etag and before.last_modified is not None:
+                last_modified = before.last_modified
+            else:
+                last_modified = int(time.time())
+        chunks = pieces + 1 if last or not pieces else pieces
+        expires = None if self.timeout is None else time.time() + self.timeout
+        entry = Entry(
+            etag,
+            last_modified,
+            measured.size,
+            gzip_size,
+            chunks,
+            self.fingerprint,
+            self.where.stamp,
+            expires,
+            self.render_id,
+        )
+        if not self.storing:
+            return entry
+        try:
+            rest = {self._key(pieces): last} if chunks > pieces else {}
+            failed = self.cache.set_many(rest, timeout=self.timeout) if rest else []
+            if not failed:
+                # The metadata last: a reader that finds it finds the chunks. It
+                # outlives the chunks so the next render can keep Last-Modified
+                # for unchanged content; its stamp and ``expires`` tell when it
+                # is stale.
+                meta_timeout = None if self.timeout is None else max(self.timeout, META_TIMEOUT)
+                self.cache.set(self.where.meta_key, asdict(entry), timeout=meta_timeout)
+            else:
+                logger.warning(
+                    "Sitemap cache refused %s chunks of %s", len(failed), self.where.body_key
+                )
+        except Exception:
+            logger.warning(
+                "Sitemap cache unavailable: %s not stored", self.where.body_key, exc_info=True
+            )
+        return entry
+
+    def whole(self) -> tuple[Entry, bytes]:
+        """Render to the end: the entry and the compressed body."""
+        data = b"".join(packed for _, packed in self)
+        assert self.entry is not None
+        return self.entry, data
 
 
 def _chunk_keys(body_key: str, entry: Entry) -> list[str]:
-    return [f"{body_key}:{i}" for i in range(entry.chunks)]
+    prefix = f"{body_key}:{entry.render}" if entry.render else body_key
+    return [f"{prefix}:{i}" for i in range(entry.chunks)]
 
 
 def _joined(keys: list[str], found: dict[str, Any]) -> bytes | None:
@@ -417,14 +644,9 @@ def _joined(keys: list[str], found: dict[str, Any]) -> bytes | None:
     return b"".join(found[k] for k in keys)
 
 
-def _cached_body(cache: BaseCache, body_key: str, entry: Entry) -> bytes | None:
+def _cached_body(cache: BaseCache, body_key: str, entry: Entry) -> Flow[bytes | None]:
     keys = _chunk_keys(body_key, entry)
-    return _joined(keys, cache.get_many(keys))
-
-
-async def _acached_body(cache: BaseCache, body_key: str, entry: Entry) -> bytes | None:
-    keys = _chunk_keys(body_key, entry)
-    return _joined(keys, await cache.aget_many(keys))
+    return _joined(keys, (yield _call(cache, "get_many", keys)))
 
 
 # Responses -----------------------------------------------------------------
@@ -466,59 +688,67 @@ def finish(response: HttpResponseBase, last_modified: int | None = None) -> Http
     return response
 
 
-def _entry_etag(request: HttpRequest, entry: Entry) -> tuple[str, bool]:
-    """The ETag of ``entry`` as sent to ``request``, and whether it is gzip."""
+@dataclass
+class _Answer:
+    """How a request is answered from a cached entry (decided once)."""
+
+    etag: str
+    gzip: bool
+    #: The 304 (or 412) the conditional headers call for, else None.
+    not_modified: HttpResponseBase | None
+    head: bool
+
+    @property
+    def needs_body(self) -> bool:
+        """Whether the response sends the stored body (not a 304, not HEAD)."""
+        return self.not_modified is None and not self.head
+
+
+def _answer(request: HttpRequest, entry: Entry) -> _Answer:
     gzip = conf.GZIP and accepts_gzip(request)
     # Strong ETags differ per content coding (RFC 9110 §8.8.3).
-    return (f'"{entry.etag}-gz"' if gzip else f'"{entry.etag}"'), gzip
-
-
-def _needs_body(request: HttpRequest, entry: Entry) -> bool:
-    """Whether the response for ``entry`` sends its body (not a 304, not HEAD)."""
-    if request.method == "HEAD":
-        return False
-    etag, _ = _entry_etag(request, entry)
-    return get_conditional_response(request, etag=etag, last_modified=entry.last_modified) is None
+    etag = f'"{entry.etag}-gz"' if gzip else f'"{entry.etag}"'
+    not_modified = get_conditional_response(request, etag=etag, last_modified=entry.last_modified)
+    return _Answer(etag, gzip, not_modified, request.method == "HEAD")
 
 
 def _entry_response(
-    request: HttpRequest,
-    entry: Entry,
-    content_type: str,
-    body: Callable[[], bytes | None] | bytes,
-) -> HttpResponseBase | None:
-    """The response for a cached entry; None when its body was evicted."""
-    etag, gzip = _entry_etag(request, entry)
-    not_modified = get_conditional_response(request, etag=etag, last_modified=entry.last_modified)
+    request: HttpRequest, entry: Entry, content_type: str, answer: _Answer, data: bytes
+) -> HttpResponseBase:
+    """The response for a cached entry (``data``: its body, when ``answer`` needs it)."""
     response: HttpResponseBase
-    if not_modified is not None:
-        response = not_modified
-    elif request.method == "HEAD":
+    gzip = answer.gzip
+    if answer.not_modified is not None:
+        response = answer.not_modified
+    elif answer.head:
         response = HttpResponse(content_type=content_type)
         response["Content-Length"] = str(entry.gzip_size if gzip else entry.size)
         if gzip:
             response["Content-Encoding"] = "gzip"
+    elif gzip:
+        response = HttpResponse(data, content_type=content_type)
+        response["Content-Encoding"] = "gzip"
+        response["Content-Length"] = str(len(data))
+    elif entry.size <= IN_MEMORY_BYTES:
+        # Small enough to hold: a plain response, whose ``.content`` a
+        # test (``self.client.get(...).content``) can read, as with contrib.
+        response = HttpResponse(b"".join(_gunzip(data)), content_type=content_type)
+        response["Content-Length"] = str(entry.size)
     else:
-        data = body if isinstance(body, bytes) else body()
-        if data is None:
-            return None
-        if gzip:
-            response = HttpResponse(data, content_type=content_type)
-            response["Content-Encoding"] = "gzip"
-            response["Content-Length"] = str(len(data))
-        elif entry.size <= IN_MEMORY_BYTES:
-            # Small enough to hold: a plain response, whose ``.content`` a
-            # test (``self.client.get(...).content``) can read, as with contrib.
-            response = HttpResponse(b"".join(_gunzip(data)), content_type=content_type)
-            response["Content-Length"] = str(entry.size)
-        else:
-            # Decompressed as it is sent: memory follows the compressed size.
-            response = streaming_response(request, _gunzip(data), content_type)
-            response["Content-Length"] = str(entry.size)
-    response["ETag"] = etag
+        # Decompressed as it is sent: memory follows the compressed size.
+        response = streaming_response(request, _gunzip(data), content_type)
+        response["Content-Length"] = str(entry.size)
+    response["ETag"] = answer.etag
     if conf.GZIP:
         response["Vary"] = "Accept-Encoding"
     return finish(response, entry.last_modified)
+
+
+def _stored_response(
+    request: HttpRequest, source: Source, stored: tuple[Entry, bytes]
+) -> HttpResponseBase:
+    entry, data = stored
+    return _entry_response(request, entry, source.content_type, _answer(request, entry), data)
 
 
 def streaming_response(
@@ -535,7 +765,7 @@ def streaming_response(
     from django.core.handlers.asgi import ASGIRequest
 
     if isinstance(request, ASGIRequest):
-        return StreamingHttpResponse(_in_thread(chunks), content_type=content_type)
+        return StreamingHttpResponse(_InThread(chunks), content_type=content_type)
     return StreamingHttpResponse(chunks, content_type=content_type)
 
 
@@ -543,22 +773,33 @@ def _next_chunk(iterator: Iterator[bytes]) -> bytes | None:
     return next(iterator, None)
 
 
-async def _in_thread(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
-    from asgiref.sync import sync_to_async
+class _InThread:
+    """An async iterator over ``chunks``, each produced in the request's sync thread.
 
-    iterator = iter(chunks)
-    step = sync_to_async(_next_chunk, thread_sensitive=True)
-    try:
-        while True:
-            chunk = await step(iterator)
-            if chunk is None:
-                return
-            yield chunk
-    finally:
-        close = getattr(iterator, "close", None)
+    ``close()`` (which Django's response calls, in that thread, when it is
+    done, sent or not) closes ``chunks``: their cleanup (a transaction, a
+    render lock) runs even when the client left before the first chunk.
+    """
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        from asgiref.sync import sync_to_async
+
+        self.iterator = iter(chunks)
+        self.step = sync_to_async(_next_chunk, thread_sensitive=True)
+
+    def __aiter__(self) -> _InThread:
+        return self
+
+    async def __anext__(self) -> bytes:
+        chunk = await self.step(self.iterator)
+        if chunk is None:
+            raise StopAsyncIteration
+        return chunk
+
+    def close(self) -> None:
+        close = getattr(self.iterator, "close", None)
         if close is not None:
-            # Runs the generator's cleanup (logging, releases) in its thread.
-            await sync_to_async(close, thread_sensitive=True)()
+            close()
 
 
 def respond_uncached(
@@ -602,136 +843,96 @@ def _usable(where: Lookup, fingerprint: str | None) -> Entry | None:
     return hit if hit is not None and hit.fingerprint == fingerprint else None
 
 
-def _uncached(request: HttpRequest, source: Source) -> HttpResponseBase:
-    logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)
+def _uncached(request: HttpRequest, source: Source, error: Exception) -> HttpResponseBase:
+    logger.warning("Sitemap cache unavailable; rendering without it", exc_info=error)
     return respond_uncached(request, source.prepare(), source.content_type)
 
 
 def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpResponseBase:
-    """Answer ``request`` for ``source`` from the cache, rendering on a miss.
+    """Answer ``request`` for ``source`` from the cache, rendering on a miss."""
+    return run(_serve(request, site, source))
 
-    ``aserve`` is the same under an async handler; the steps they share are
-    the functions below, the render (``_render_locked``) is one function.
-    """
+
+async def aserve(request: HttpRequest, site: SiteContext, source: Source) -> HttpResponseBase:
+    """``serve`` for an async handler (ASGI): the same control flow (``_serve``),
+    with the cache read through its async API and a wait for another request's
+    render polled with ``asyncio.sleep``; the queries and the render run in the
+    request's sync thread (``thread_sensitive``, the connection of the request)."""
+    return await arun(_serve(request, site, source))
+
+
+def _serve(request: HttpRequest, site: SiteContext, source: Source) -> Flow[HttpResponseBase]:
+    """The one control flow of a cached file, under either handler."""
     try:
         cache = get_cache()
-        where = _lookup(cache, site, request, source)
-    except Exception:
-        return _uncached(request, source)
+        where = yield from _lookup(cache, site, request, source)
+    except Exception as error:
+        return (yield from _respond_in_sync_thread(_uncached, request, source, error))
 
-    fingerprint = _fingerprint(source)
+    fingerprint = None
+    if conf.CACHE_FRESHNESS_CHECK and source.fingerprint is not None:
+        fingerprint = yield _in_sync_thread(_fingerprint, source)
     hit = _usable(where, fingerprint)
     if hit is not None:
         try:
-            response = _entry_response(
-                request,
-                hit,
-                source.content_type,
-                lambda: _cached_body(cache, where.body_key, hit),
+            answer = _answer(request, hit)
+            data = (
+                (yield from _cached_body(cache, where.body_key, hit)) if answer.needs_body else b""
             )
         except Exception:
             logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)
-            response = None
-        if response is not None:
-            return response
+            data = None
+        if data is not None:
+            return _entry_response(request, hit, source.content_type, answer, data)
 
     # A miss. The render lock comes before any query: while one request
     # renders, the others wait for its file and cost the database nothing (a
     # stampede of cold requests is one render's queries, index included).
     token = _new_token()
     try:
-        locked = cache.add(where.lock_key, token, timeout=conf.CACHE_LOCK_TIMEOUT)
-    except Exception:
-        return _uncached(request, source)
+        locked = yield _call(cache, "add", where.lock_key, token, timeout=conf.CACHE_LOCK_TIMEOUT)
+    except Exception as error:
+        return (yield from _respond_in_sync_thread(_uncached, request, source, error))
     if locked:
         # The lock may be free because a holder just stored the file and
         # released it after this request's lookup missed: serve that file.
         try:
-            stored = _stored(cache, where, fingerprint)
+            stored = yield from _stored(cache, where, fingerprint)
         except Exception:
             stored = None
         if stored is not None:
-            _release(cache, where.lock_key, token)
+            yield from _release(cache, where.lock_key, token)
             return _stored_response(request, source, stored)
     else:
-        waited = _wait_for_entry(cache, where, fingerprint)
+        waited = yield from _wait_for_entry(cache, where, fingerprint)
         if waited is not None:
-            response = _entry_response(request, waited[0], source.content_type, waited[1])
-            if response is not None:
-                return response
+            return _stored_response(request, source, waited)
         # The holder gave up (a 404, an error) or is slow: answer here.
-    return _render_locked(request, source, cache, where, fingerprint, token if locked else None)
+    lock = token if locked else None
+    render = _respond_in_sync_thread(
+        _render_locked, request, source, cache, where, fingerprint, lock
+    )
+    return (yield from render)
 
 
-async def aserve(request: HttpRequest, site: SiteContext, source: Source) -> HttpResponseBase:
-    """``serve`` for an async handler (ASGI).
-
-    The cache is read through its async API (``aget_many``, ``aadd``), so a
-    warm file is answered without the request's sync thread, which every
-    sync view of the project shares under ASGI; a wait for another request's
-    render polls with ``asyncio.sleep``. The queries and the render run in
-    the sync thread (``thread_sensitive``, the connection of the request).
-    """
-    from asgiref.sync import sync_to_async
-
-    def uncached() -> Awaitable[HttpResponseBase]:
-        return sync_to_async(_uncached, thread_sensitive=True)(request, source)
-
-    try:
-        cache = get_cache()
-        where = await _alookup(cache, site, request, source)
-    except Exception:
-        return await uncached()
-
-    fingerprint = None
-    if conf.CACHE_FRESHNESS_CHECK and source.fingerprint is not None:
-        fingerprint = await sync_to_async(_fingerprint, thread_sensitive=True)(source)
-    hit = _usable(where, fingerprint)
-    if hit is not None:
-        try:
-            body = (
-                await _acached_body(cache, where.body_key, hit)
-                if _needs_body(request, hit)
-                else b""
-            )
-            response = (
-                None if body is None else _entry_response(request, hit, source.content_type, body)
-            )
-        except Exception:
-            logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)
-            response = None
-        if response is not None:
-            return response
-
-    token = _new_token()
-    try:
-        locked = await cache.aadd(where.lock_key, token, timeout=conf.CACHE_LOCK_TIMEOUT)
-    except Exception:
-        return await uncached()
-    if locked:
-        try:
-            stored = await _astored(cache, where, fingerprint)
-        except Exception:
-            stored = None
-        if stored is not None:
-            await _arelease(cache, where.lock_key, token)
-            return _stored_response(request, source, stored)
-    else:
-        waited = await _await_entry(cache, where, fingerprint)
-        if waited is not None:
-            response = _entry_response(request, waited[0], source.content_type, waited[1])
-            if response is not None:
-                return response
-    render = sync_to_async(_render_locked, thread_sensitive=True)
-    return await render(request, source, cache, where, fingerprint, token if locked else None)
-
-
-def _stored_response(
-    request: HttpRequest, source: Source, stored: tuple[Entry, bytes]
-) -> HttpResponseBase:
-    response = _entry_response(request, stored[0], source.content_type, stored[1])
-    assert response is not None  # the body is in hand
+def _respond_in_sync_thread(
+    func: Callable[..., HttpResponseBase], *args: Any
+) -> Flow[HttpResponseBase]:
+    response: HttpResponseBase = yield _in_sync_thread(func, *args)
     return response
+
+
+def _streams_cold(request: HttpRequest, prepared: Prepared) -> bool:
+    """Whether a cold render may be sent as it is produced: the answer is a
+    200 whatever the bytes (no validator of the request waits for the ETag,
+    which is known only at the end)."""
+    meta = request.META
+    if request.method != "GET" or any(
+        name in meta for name in ("HTTP_IF_NONE_MATCH", "HTTP_IF_MATCH", "HTTP_IF_UNMODIFIED_SINCE")
+    ):
+        return False
+    # A non-matching If-Modified-Since against a known lastmod is a 200.
+    return "HTTP_IF_MODIFIED_SINCE" not in meta or prepared.lastmod is not None
 
 
 def _render_locked(
@@ -743,7 +944,14 @@ def _render_locked(
     token: str | None,
 ) -> HttpResponseBase:
     """Render the file into the cache and answer; ``token`` is the render
-    lock this request holds (released here), None when it holds none."""
+    lock this request holds (None when it holds none), released here or,
+    when the file is streamed while it is stored, by the stream's end or close.
+
+    A file larger than ``FLUSH_AT_BYTES`` is sent as it renders (a tee into
+    the cache entry), unless the request is conditional on the ETag: its
+    first byte leaves after that much of the render, not after the whole.
+    """
+    handed_over = False
     try:
         # The cheap queries: a 404, a HEAD or a matching If-Modified-Since
         # needs no render.
@@ -764,26 +972,107 @@ def _render_locked(
                 request.path,
                 conf.CACHE_LOCK_WAIT,
             )
-        entry, data = _render_and_store(cache, where, prepared, fingerprint)
+        render = _Render(cache, where, prepared, fingerprint)
+        if not _streams_cold(request, prepared):
+            return _stored_response(request, source, render.whole())
+        steps = iter(render)
+        try:
+            rendered: list[tuple[bytes, bytes]] = []
+            size = 0
+            for step in steps:
+                rendered.append(step)
+                size += len(step[0])
+                if size >= FLUSH_AT_BYTES:
+                    break
+            else:
+                # Small: whole, as a warm hit is answered (ETag, Content-Length).
+                assert render.entry is not None
+                data = b"".join(packed for _, packed in rendered)
+                return _stored_response(request, source, (render.entry, data))
+        except BaseException:
+            close = getattr(steps, "close", None)
+            if close is not None:
+                close()
+            raise
+        gzip = conf.GZIP and accepts_gzip(request)
+        release = None if token is None else partial(_release_now, cache, where.lock_key, token)
+        tee = _Tee(rendered, steps, gzip, release)
+        handed_over = True
+        response = streaming_response(request, tee, source.content_type)
+        if gzip:
+            response["Content-Encoding"] = "gzip"
+        if conf.GZIP:
+            response["Vary"] = "Accept-Encoding"
+        # No ETag nor Content-Length: both are known only once it is rendered.
+        return finish(response, timestamp(prepared.lastmod))
     finally:
-        if token is not None:
-            _release(cache, where.lock_key, token)
-    return _stored_response(request, source, (entry, data))
+        if token is not None and not handed_over:
+            _release_now(cache, where.lock_key, token)
 
 
-def _release(cache: BaseCache, lock_key: str, token: str) -> None:
+class _Tee:
+    """The client's copy of a cold render that goes on into the cache.
+
+    Sends what was rendered before the response started, then each chunk as
+    the render produces it (gzip bytes to a client that accepts them, the
+    plain ones to others). The render lock is released once the entry is
+    stored, or when the response is closed first (a client that left, an
+    error midway): then the render stops and no entry is stored.
+    """
+
+    def __init__(
+        self,
+        rendered: list[tuple[bytes, bytes]],
+        steps: Iterator[tuple[bytes, bytes]],
+        gzip: bool,
+        release: Callable[[], None] | None,
+    ) -> None:
+        self.rendered = rendered
+        self.steps = steps
+        self.gzip = gzip
+        self.release = release
+        self.chunks = self._chunks()
+
+    def _chunks(self) -> Generator[bytes, None, None]:
+        try:
+            for step in chain(self.rendered, self.steps):
+                chunk = step[1] if self.gzip else step[0]
+                if chunk:
+                    yield chunk
+        finally:
+            self._end()
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        return next(self.chunks)
+
+    def close(self) -> None:
+        """Stop: the render (its queries, its transaction) ends, the lock is freed."""
+        self.chunks.close()
+        self._end()
+
+    def _end(self) -> None:
+        release, self.release = self.release, None
+        try:
+            close = getattr(self.steps, "close", None)
+            if close is not None:
+                close()  # a render that did not reach its end stores nothing
+        finally:
+            if release is not None:
+                release()
+
+
+def _release_now(cache: BaseCache, lock_key: str, token: str) -> None:
+    run(_release(cache, lock_key, token))
+
+
+def _release(cache: BaseCache, lock_key: str, token: str) -> Flow[None]:
     """Delete the render lock if this request still holds it."""
     try:
-        if cache.get(lock_key) == token:
-            cache.delete(lock_key)
-    except Exception:
-        logger.warning("Sitemap cache: could not release %s", lock_key, exc_info=True)
-
-
-async def _arelease(cache: BaseCache, lock_key: str, token: str) -> None:
-    try:
-        if await cache.aget(lock_key) == token:
-            await cache.adelete(lock_key)
+        if (yield _call(cache, "get", lock_key)) == token:
+            yield _call(cache, "delete", lock_key)
     except Exception:
         logger.warning("Sitemap cache: could not release %s", lock_key, exc_info=True)
 
@@ -794,19 +1083,16 @@ def _current(entry: Entry | None, where: Lookup, fingerprint: str | None) -> Ent
     return entry
 
 
-def _stored(cache: BaseCache, where: Lookup, fingerprint: str | None) -> tuple[Entry, bytes] | None:
-    """The file's current entry and body, when the cache holds them now."""
-    entry = _current(Entry.from_cache(cache.get(where.meta_key)), where, fingerprint)
-    data = None if entry is None else _cached_body(cache, where.body_key, entry)
-    return None if entry is None or data is None else (entry, data)
-
-
-async def _astored(
+def _stored(
     cache: BaseCache, where: Lookup, fingerprint: str | None
-) -> tuple[Entry, bytes] | None:
-    entry = _current(Entry.from_cache(await cache.aget(where.meta_key)), where, fingerprint)
-    data = None if entry is None else await _acached_body(cache, where.body_key, entry)
-    return None if entry is None or data is None else (entry, data)
+) -> Flow[tuple[Entry, bytes] | None]:
+    """The file's current entry and body, when the cache holds them now."""
+    meta = yield _call(cache, "get", where.meta_key)
+    entry = _current(Entry.from_cache(meta), where, fingerprint)
+    if entry is None:
+        return None
+    data = yield from _cached_body(cache, where.body_key, entry)
+    return None if data is None else (entry, data)
 
 
 def _poll_delays() -> Iterator[float]:
@@ -827,29 +1113,14 @@ def _poll_delays() -> Iterator[float]:
 
 def _wait_for_entry(
     cache: BaseCache, where: Lookup, fingerprint: str | None
-) -> tuple[Entry, bytes] | None:
-    """Poll for the entry another process is rendering (see above)."""
+) -> Flow[tuple[Entry, bytes] | None]:
+    """Poll for the entry another request is rendering (see above); under
+    ASGI without blocking the event loop or the sync thread."""
     for delay in _poll_delays():
-        time.sleep(delay)
+        yield _Sleep(delay)
         try:
-            held = cache.get(where.lock_key) is not None
-            stored = _stored(cache, where, fingerprint)
-        except Exception:
-            return None
-        if stored is not None or not held:
-            return stored
-    return None
-
-
-async def _await_entry(
-    cache: BaseCache, where: Lookup, fingerprint: str | None
-) -> tuple[Entry, bytes] | None:
-    """``_wait_for_entry`` without blocking the event loop or the sync thread."""
-    for delay in _poll_delays():
-        await asyncio.sleep(delay)
-        try:
-            held = await cache.aget(where.lock_key) is not None
-            stored = await _astored(cache, where, fingerprint)
+            held = (yield _call(cache, "get", where.lock_key)) is not None
+            stored = yield from _stored(cache, where, fingerprint)
         except Exception:
             return None
         if stored is not None or not held:

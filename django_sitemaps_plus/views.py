@@ -91,9 +91,11 @@ class SitemapView:
     per request, in the handler: here that answer is "yes" exactly when the
     handler runs in an event loop (ASGI, ``AsyncClient``). Under WSGI the view
     stays a plain function call (no event loop per request, as an ``async def``
-    view would cost there); under ASGI a warm cached file is answered through
-    the cache's async API without the sync thread every sync view shares, and
-    only the queries and the render go to that thread.
+    view would cost there); under ASGI a cached file is answered through the
+    cache's async API (``cache.aserve``: off the sync thread every sync view
+    shares when the backend has native async methods; Django's own backends
+    run theirs in that thread), and the queries and the render go to that
+    thread.
     """
 
     def __init__(self, describe: Callable[..., Served]) -> None:

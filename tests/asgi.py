@@ -1,6 +1,7 @@
 """ASGI application of the test project, for the real-server tests (test_asgi.py).
 
 ``SITEMAPS_TEST_REGISTER=articles`` registers the articles section;
+``=cached`` the same with the cache on (local memory: one server process);
 ``=counted`` a section that counts its renders, read at ``/renders/``, with the
 cache on (local memory: one server process).
 """
@@ -21,6 +22,14 @@ if mode == "articles":
     from tests.testapp.models import Article
 
     register(Article)
+elif mode == "cached":
+    from django.conf import settings
+
+    from django_sitemaps_plus import register
+    from tests.testapp.models import Article
+
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
+    register(Article)
 elif mode == "counted":
     from django.conf import settings
     from django.http import HttpRequest, HttpResponse
@@ -32,14 +41,15 @@ elif mode == "counted":
 
     renders = [0]
     waits = [0]
-    await_entry = sitemap_cache._await_entry
+    wait_for_entry = sitemap_cache._wait_for_entry
 
-    # Under ASGI a waiter polls asynchronously (``aserve``), off the sync thread.
-    async def counting_wait(*args):  # type: ignore[no-untyped-def]
+    # Under ASGI a waiter polls asynchronously (``aserve`` drives the flow), off
+    # the sync thread.
+    def counting_wait(*args):  # type: ignore[no-untyped-def]
         waits[0] += 1
-        return await await_entry(*args)
+        return wait_for_entry(*args)
 
-    sitemap_cache._await_entry = counting_wait  # type: ignore[assignment]
+    sitemap_cache._wait_for_entry = counting_wait  # type: ignore[assignment]
 
     class Counted(ModelSection):
         name = "counted"

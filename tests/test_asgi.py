@@ -8,6 +8,7 @@ started on a free port, on a SQLite file seeded by the test.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import http.client
 import os
@@ -149,6 +150,20 @@ def test_cache_down_falls_back_to_rendering(section, settings, monkeypatch):
     assert body.count(b"<url>") == 50
 
 
+@pytest.mark.parametrize("handler", ["wsgi", "asgi"])
+def test_cache_down_is_logged_with_its_error(section, settings, monkeypatch, caplog, handler):
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
+
+    def down() -> Any:
+        raise ConnectionError("cache unreachable")
+
+    monkeypatch.setattr(sitemap_cache, "get_cache", down)
+    response, _ = (wsgi_get if handler == "wsgi" else asgi_get)("/sitemap-articles-1.xml")
+    assert response.status_code == 200
+    [record] = [r for r in caplog.records if "Sitemap cache unavailable" in r.getMessage()]
+    assert record.exc_info and record.exc_info[0] is ConnectionError
+
+
 def test_the_views_are_sync_under_wsgi_and_async_under_asgi():
     from asgiref.sync import iscoroutinefunction
 
@@ -181,6 +196,26 @@ def test_a_warm_file_is_read_through_the_async_cache_api(section, settings, gzip
     assert recording_cache.calls.count("aget_many") == 2
     recording_cache.calls.clear()
     wsgi_get("/sitemap-articles-1.xml", **headers)
+    assert recording_cache.calls == ["get_many", "get_many"]
+
+
+def test_a_backend_with_django_s_default_async_methods_is_read_in_two_round_trips(
+    section, settings
+):
+    from tests import recording_cache
+
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "tests.recording_cache.SyncRecordingLocMemCache",
+            "LOCATION": "asgi-sync",
+        }
+    }
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
+    wsgi_get("/sitemap-articles-1.xml")  # renders, stores
+    recording_cache.calls.clear()
+    response, body = asgi_get("/sitemap-articles-1.xml")
+    assert response.status_code == 200 and body.count(b"<url>") == 50
+    # Not one aget (a round trip) per key: the lookup and the body, as under WSGI.
     assert recording_cache.calls == ["get_many", "get_many"]
 
 
@@ -294,6 +329,27 @@ def test_a_real_asgi_server_streams_the_file(seeded, command):
     assert first_byte < 0.5 * total, (first_byte, total)
 
 
+UVICORN = ["uvicorn", "tests.asgi:application", "--port", "{port}", "--log-level", "warning"]
+
+
+def test_a_real_asgi_server_streams_a_cold_cached_file_and_stores_it(seeded):
+    with server(UVICORN, seeded, register="cached") as (port, _):
+        # A client that leaves after the first bytes: nothing half stored.
+        left = socket.create_connection(("127.0.0.1", port))
+        left.sendall(b"GET /sitemap-articles-1.xml HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        assert left.recv(1).startswith(b"H")
+        left.close()
+        started = time.monotonic()
+        status, cold, first_byte, total = _timed_get(port, "/sitemap-articles-1.xml")
+        # The lock was freed: no wait of CACHE_LOCK_WAIT (15 s) for a dead holder.
+        assert time.monotonic() - started < 5
+        warm = _timed_get(port, "/sitemap-articles-1.xml")[1]
+    assert status == 200
+    assert cold == warm and cold.count(b"<url>") == 16000 and cold.endswith(b"</urlset>\n")
+    # Sent while rendered and stored, not after.
+    assert first_byte < 0.5 * total, (first_byte, total)
+
+
 def test_a_cold_file_is_rendered_once_under_concurrent_requests(seeded):
     import threading
 
@@ -317,3 +373,251 @@ def test_a_cold_file_is_rendered_once_under_concurrent_requests(seeded):
     # The requests ran at once (some waited on the lock), and one rendered.
     assert rendered == 1
     assert waited >= 1
+
+
+# A cold file, streamed while it is stored ---------------------------------------
+
+LARGE = "/sitemap-articles-1.xml"
+
+
+@pytest.fixture
+def large(registry, settings):
+    """Caching on and a file past ``FLUSH_AT_BYTES`` (so a cold render streams)."""
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
+    register(Article, lastmod_fields=["updated_at"])
+    articles(1500, updated_at=at(1))
+
+
+def cache_state(path: str = LARGE) -> tuple[bool, bool]:
+    """Whether the file's entry is stored, and whether its render lock is held."""
+    from django.test import RequestFactory
+
+    from django_sitemaps_plus.cache import Source
+    from django_sitemaps_plus.location import SiteContext
+    from django_sitemaps_plus.registry import site
+
+    source = Source([site.get("articles")], "application/xml; charset=utf-8", lambda: None)
+    cache = sitemap_cache.get_cache()
+    where = sitemap_cache.run(
+        sitemap_cache._lookup(
+            cache, SiteContext("https://example.com"), RequestFactory().get(path), source
+        )
+    )
+    return where.entry is not None, cache.get(where.lock_key) is not None
+
+
+@contextmanager
+def keeping_the_connection() -> Iterator[None]:
+    """As Django's test clients do around a request: the signals that end a
+    request do not close the test's database connection (its transaction)."""
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+
+
+def read_cold(handler: str, path: str, leave: bool = False, **headers: str) -> dict[str, Any]:
+    """Open ``path`` through ``handler``, read its first chunk, note the cache's
+    state, then read the rest (or close the response: a client that left)."""
+    seen: dict[str, Any] = {}
+    if handler == "wsgi":
+        response = Client().get(path, **headers)
+        seen["response"] = response
+        chunks = iter(response.streaming_content)
+        seen["first"] = next(chunks)
+        seen["during"] = cache_state(path)
+        if leave:
+            # The test client's iterator (its wrapper of ours): closing it closes
+            # the response, as a WSGI server does when its client is gone.
+            response._iterator.close()
+        else:
+            seen["body"] = seen["first"] + b"".join(chunks)
+        return seen
+    named = {key.removeprefix("HTTP_").replace("_", "-"): value for key, value in headers.items()}
+
+    async def run() -> None:
+        response = await AsyncClient().get(path, headers=named)
+        seen["response"] = response
+        assert response.is_async
+        chunks = aiter(response.streaming_content)
+        seen["first"] = await anext(chunks)
+        seen["during"] = cache_state(path)
+        seen["body"] = seen["first"] + b"".join([chunk async for chunk in chunks])
+
+    async def run_and_leave() -> None:
+        # Through Django's ASGI handler itself: the client disconnects once the
+        # first body chunk is sent, as a crawler that gives up would.
+        from django.core.handlers.asgi import ASGIHandler
+
+        left = asyncio.Event()
+        asked = [False]
+
+        async def receive() -> dict[str, Any]:
+            if not asked[0]:
+                asked[0] = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+            await left.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            if (
+                message["type"] == "http.response.body"
+                and message.get("body")
+                and not left.is_set()
+            ):
+                seen["first"] = message["body"]
+                seen["during"] = cache_state(path)
+                left.set()
+
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "GET",
+            "scheme": "http",
+            "path": path,
+            "raw_path": path.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(b"host", b"testserver")],
+            "client": ("127.0.0.1", 1),
+            "server": ("testserver", 80),
+        }
+        # ``handle``, not ``__call__``: its sync work in this test's thread (the
+        # test's database connection), as the test clients run it.
+        await ASGIHandler().handle(scope, receive, send)
+
+    with keeping_the_connection(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        async_to_sync(run_and_leave if leave else run)()
+    assert not [w for w in caught if SYNC_ITERATOR_WARNING in str(w.message)]
+    return seen
+
+
+HANDLERS = pytest.mark.parametrize("handler", ["wsgi", "asgi"])
+
+
+@HANDLERS
+@pytest.mark.parametrize("gzip_", [False, True], ids=["plain", "gzip"])
+def test_a_large_cold_file_is_sent_while_it_is_stored(large, handler, gzip_):
+    headers = {"HTTP_ACCEPT_ENCODING": "gzip"} if gzip_ else {}
+    cold = read_cold(handler, LARGE, **headers)
+    response = cold["response"]
+    assert response.status_code == 200 and response.streaming
+    # The first chunk left while the render went on: not stored yet, lock held.
+    assert cold["during"] == (False, True)
+    assert cache_state() == (True, False)
+    warm, warm_body = (wsgi_get if handler == "wsgi" else asgi_get)(LARGE, **headers)
+    assert cold["body"] == warm_body
+    assert (gzip.decompress(warm_body) if gzip_ else warm_body).count(b"<url>") == 1500
+    for header in ("Content-Type", "Last-Modified", "Vary", "Content-Encoding", "X-Robots-Tag"):
+        assert response.get(header) == warm.get(header), header
+    # Known only at the end: the cold response has no ETag and no length.
+    assert "ETag" not in response and "Content-Length" not in response
+    assert warm["ETag"]
+
+
+@HANDLERS
+def test_a_client_leaving_a_cold_stream_stores_nothing_and_frees_the_lock(large, handler):
+    left = read_cold(handler, LARGE, leave=True)
+    assert left["during"] == (False, True)
+    assert cache_state() == (False, False)
+    # The next request renders the whole file (no half entry was kept).
+    _, body = (wsgi_get if handler == "wsgi" else asgi_get)(LARGE)
+    assert body.count(b"<url>") == 1500 and body.endswith(b"</urlset>\n")
+    assert cache_state() == (True, False)
+
+
+@HANDLERS
+def test_a_render_failing_midway_stores_nothing(registry, settings, handler):
+    from django_sitemaps_plus import ModelSection
+
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
+    failing = [True]
+
+    class Failing(ModelSection):
+        name = "articles"
+
+        def page_entries(self, number, site, info=None):  # type: ignore[no-untyped-def]
+            for count, entry in enumerate(super().page_entries(number, site, info)):
+                if failing[0] and count == 1200:
+                    raise RuntimeError("the database went away")
+                yield entry
+
+    register(Article)(Failing)
+    articles(1500)
+    with pytest.raises(RuntimeError):
+        read_cold(handler, LARGE)
+    assert cache_state() == (False, False)
+    failing[0] = False
+    _, body = (wsgi_get if handler == "wsgi" else asgi_get)(LARGE)
+    assert body.count(b"<url>") == 1500
+
+
+@HANDLERS
+def test_a_cold_request_conditional_on_the_etag_is_answered_whole(large, handler):
+    get = wsgi_get if handler == "wsgi" else asgi_get
+    get(LARGE)  # cold: streamed, no ETag
+    etag = get(LARGE)[0]["ETag"]
+    sitemap_cache.invalidate("articles")  # cold again, same bytes
+    again, _ = get(LARGE, HTTP_IF_NONE_MATCH=etag)
+    assert again.status_code == 304
+    sitemap_cache.invalidate("articles")
+    other, body = get(LARGE, HTTP_IF_NONE_MATCH='"other"')
+    assert other.status_code == 200 and other["ETag"] == etag
+    assert body.count(b"<url>") == 1500
+
+
+@HANDLERS
+def test_a_hit_decides_its_conditional_response_once(section, settings, monkeypatch, handler):
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
+    get = wsgi_get if handler == "wsgi" else asgi_get
+    get("/sitemap-articles-1.xml")  # stored
+    decided = []
+    real = sitemap_cache.get_conditional_response
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        decided.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sitemap_cache, "get_conditional_response", counting)
+    response, body = get("/sitemap-articles-1.xml")
+    assert response.status_code == 200 and body.count(b"<url>") == 50
+    assert len(decided) == 1
+
+
+def test_a_cold_render_whose_client_left_before_the_response_frees_the_lock(large, monkeypatch):
+    # Django cancels an async view whose client disconnects; the sync thread's
+    # work (prepare, the first chunks of the render) runs to its end anyway.
+    import threading
+
+    from django_sitemaps_plus.registry import site
+
+    reached, go = threading.Event(), threading.Event()
+    section_ = site.get("articles")
+    real_page_info = section_.page_info
+
+    def held_page_info(number, site_):  # type: ignore[no-untyped-def]
+        reached.set()
+        go.wait(10)
+        return real_page_info(number, site_)
+
+    monkeypatch.setattr(section_, "page_info", held_page_info)
+
+    async def run() -> None:
+        request = asyncio.ensure_future(AsyncClient().get(LARGE))
+        while not reached.is_set():
+            await asyncio.sleep(0.01)
+        request.cancel()
+        go.set()
+        with pytest.raises(asyncio.CancelledError):
+            await request
+
+    async_to_sync(run)()
+    assert cache_state() == (False, False)

@@ -66,9 +66,10 @@ def _chunk_keys(cache) -> list[str]:
 
     request = RequestFactory().get("/sitemap-counted-1.xml")
     source = Source([site.get("counted")], "application/xml; charset=utf-8", lambda: None)
-    where = sitemap_cache._lookup(cache, SiteContext("https://example.com"), request, source)
+    lookup = sitemap_cache._lookup(cache, SiteContext("https://example.com"), request, source)
+    where = sitemap_cache.run(lookup)
     assert where.entry is not None
-    return [f"{where.body_key}:{i}" for i in range(where.entry.chunks)]
+    return sitemap_cache._chunk_keys(where.body_key, where.entry)
 
 
 class CountingSection(Section):
@@ -791,7 +792,7 @@ class TestLocking:
         held: list[str] = []
 
         def lookup(cache, site, request, source):
-            where = original(cache, site, request, source)
+            where = yield from original(cache, site, request, source)
             if not held:
                 # A process took the lock and died without releasing it.
                 cache.add(f"{where.body_key}:lock", "dead", timeout=60)
