@@ -8,7 +8,8 @@ time to the first body byte, the median total time, and the server's peak
 memory growth (``VmHWM`` of the server process, before the first measured request and
 after the last). Cases: contrib's view (rendered per request); ours with the
 cache off (rendered and streamed per request); ours cold (invalidated before
-each request: render, gzip, store, send); ours warm to a client without gzip
+each request: rendered, gzipped and stored while it is sent), to a client
+with gzip and without; ours warm to a client without gzip
 (decompressed while streamed) and with gzip (the stored bytes).
 
     python -m bench.bench_asgi                 # 60,000 rows: page 1 holds 50,000 URLs
@@ -34,8 +35,11 @@ from typing import Any
 from bench.bench_serving import CONTRIB_PAGE, PAGE, RESULTS, ROOT, configure, free_port, prepare
 
 DOC = ROOT / "docs" / "benchmarks-serving.md"
-#: The PostgreSQL database of ``--db postgres`` (created when missing).
-PG_URL = "postgres://postgres@127.0.0.1:5432/sitemaps_plus_bench_asgi_{rows}"
+#: The PostgreSQL database of ``--db postgres`` (created when missing);
+#: ``BENCH_PG_URL`` names another (``{rows}`` is replaced by the row count).
+PG_URL = os.environ.get(
+    "BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/sitemaps_plus_bench_asgi_{rows}"
+)
 DATABASES = {"sqlite": "SQLite file", "postgres": "PostgreSQL 15 on 127.0.0.1"}
 
 
@@ -138,7 +142,12 @@ def write_doc(report: dict[str, Any]) -> None:
         f"{report['runs']} requests after one unmeasured, each case in a fresh server). "
         "Time to first byte against "
         "the whole response says whether the file streams; peak memory is the growth of the "
-        "server's peak resident set over the runs.",
+        "server's peak resident set over the runs. Settings: `bench/serving/settings.py` "
+        "(Django's defaults otherwise: CONN_MAX_AGE = 0; our defaults: gzip level 6, "
+        "CACHE_TIMEOUT 3600 s); cache off: `CACHE: False`; cold: `invalidate()` before each "
+        "measured request, so nothing of the file is cached (its version tokens are); warm: "
+        "the file stored by the unmeasured request (the gzip bytes, in 512 KiB pieces, and "
+        "its metadata).",
         "",
         "| case | first byte | total | first byte / total | bytes sent | peak memory growth "
         "| Django's sync-iterator warning |",
@@ -157,19 +166,20 @@ def write_doc(report: dict[str, Any]) -> None:
         "",
         f"Rendered per request, ours is {contrib / ours:.1f}x faster than contrib under ASGI. "
         "contrib renders its template whole before sending (first byte at the end); ours "
-        "streams: the first byte waits for the request's database connection (opened per "
-        "request, as Django's CONN_MAX_AGE = 0 default does and as Django advises under ASGI), "
-        "the page's lastmod (one aggregate query, for Last-Modified and the 404 of an empty "
-        "page) and its first 100 rows, a constant 10-30 ms whatever the file's size. A cold "
-        "cached file is "
-        "the exception by design: it is rendered into the cache (gzip, about a tenth of its "
-        "size, held while stored) and then sent, so its first byte comes at the end; every "
-        "later request is a warm one. Before this release, every streamed case was "
-        "collected whole by Django under ASGI (the issue measured a first byte at 100% of "
-        "the response time and 7.4 MB more peak memory for a 1.5 MB file). Under ASGI the "
-        "warm cases read the cache through its async API (`aget_many`), off the sync thread. "
-        "Timings are of one machine of 2 cores, with the client on it: compare rows of one "
-        "run, not runs.",
+        "streams. The first byte waits for what the response's headers need: the request's "
+        "database connection (opened per request, as Django's CONN_MAX_AGE = 0 default does "
+        "and as Django advises under ASGI), the page's lastmod (one aggregate query over the "
+        "page's rows, for Last-Modified and the 404 of an empty page), then the first rows. "
+        "A cold cached file is sent while it is rendered into the cache (a tee: gzip, stored "
+        "in pieces as they fill; the render lock held until the entry is stored): its first "
+        "byte also waits for the cache lookup and lock and for the first 64 KiB of the render "
+        "(a smaller file is answered whole, with its ETag); the cold response carries no "
+        "ETag or Content-Length (known only at the end), every later one does. Before this, a "
+        "cold file was rendered whole into the cache and then sent (first byte at 100% of "
+        "the response time). Under ASGI the warm cases read the cache through its async API "
+        "(for Django's own backends: their sync `get_many` once in the request's thread, not "
+        "one `aget` per key). Timings are of one machine of 2 cores, with the client on it: "
+        "compare rows of one run, not runs.",
         end_marker,
     ]
     block = "\n".join(rows)
@@ -206,6 +216,7 @@ def main() -> None:
         "django.contrib.sitemaps, rendered per request": (CONTRIB_PAGE, False, False, False),
         "ours, cache off (rendered and streamed per request)": (PAGE, False, False, False),
         "ours, cold cache (render, gzip, store, send), gzip": (PAGE, True, True, True),
+        "ours, cold cache, no gzip (sent plain while stored gzip)": (PAGE, True, True, False),
         "ours, warm cache, no gzip (decompressed while streamed)": (PAGE, True, False, False),
         "ours, warm cache, gzip": (PAGE, True, False, True),
     }
