@@ -266,6 +266,9 @@ class Case:
     func: Callable[[], bytes] | None = None  # a floor, called directly
     sections: tuple[str, ...] | None = None
     slow: bool = False
+    #: Empty the cache before each run: the measured blocks and the layout
+    #: are computed anew, as on the first request after a deploy.
+    cold: bool = False
     times: list[float] = field(default_factory=list)
     cpu_times: list[float] = field(default_factory=list)
     queries: int | None = None
@@ -279,6 +282,10 @@ class Case:
         if self.func is not None:
             return len(self.func())
         assert self.path is not None
+        if self.cold:
+            from django.core.cache import cache
+
+            cache.clear()
         with only_sections(self.sections):
             return consume(c.get(self.path))
 
@@ -352,6 +359,15 @@ def cases(rows: int, limit: int) -> list[Case]:
             sections=("articles",),
         ),
         Case(
+            "ours-index-cold",
+            "ours, the same after a cache flush (every block measured)",
+            "index",
+            path="/sitemap.xml",
+            sections=("articles",),
+            slow=True,
+            cold=True,
+        ),
+        Case(
             "ours-index-comments",
             "ours, true per-file lastmod (+ comments)",
             "index",
@@ -390,8 +406,20 @@ def warm_up(case: Case) -> None:
 
 def time_rounds(selected: list[Case], repeat: int, slow_repeat: int) -> None:
     """``repeat`` rounds over all cases, interleaved, so a load change on the
-    machine affects every case alike rather than whichever ran then."""
+    machine affects every case alike rather than whichever ran then. Cold
+    cases (which empty the cache) run after the others, so that every other
+    case is timed in its steady state."""
     c = client()
+    warm = [case for case in selected if not case.cold]
+    cold = [case for case in selected if case.cold]
+    for group in (warm, cold):
+        _rounds(c, group, repeat, slow_repeat)
+    # The cold cases left the cache empty of what the others keep.
+    for case in warm:
+        case.run(c)
+
+
+def _rounds(c: Any, selected: list[Case], repeat: int, slow_repeat: int) -> None:
     for round_ in range(max(repeat, slow_repeat)):
         for case in selected:
             if round_ >= (slow_repeat if case.slow else repeat):
