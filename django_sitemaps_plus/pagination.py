@@ -93,11 +93,16 @@ class Span:
     last: int
     urls: int
     lastmod: LastmodValue
+    #: The bytes of its entries, when they were measured (else None).
+    size: int | None = None
 
 
-def pack(units: Iterable[Unit], max_urls: int, room: int, end_key: int) -> list[Span]:
+def pack(
+    units: Iterable[Unit], max_urls: int, room: int, end_key: int, *, measured: bool = True
+) -> list[Span]:
     """Files of consecutive ``units``, greedily: each as full as the next
-    unit allows, within ``max_urls`` URLs and ``room`` bytes.
+    unit allows, within ``max_urls`` URLs and ``room`` bytes (``measured``
+    False: the units' sizes are not known, and only their URLs count).
 
     The last file ends at ``end_key`` (its block's end), so rows added to
     that block later still belong to it. Units of no URL (rows that render
@@ -110,8 +115,9 @@ def pack(units: Iterable[Unit], max_urls: int, room: int, end_key: int) -> list[
     undated = False
     last = end_key
     for unit in units:
-        if urls and (urls + unit.urls > max_urls or size + unit.size > room):
-            spans.append(Span(len(spans) + 1, after, last, urls, _file_lastmod(lastmods, undated)))
+        if urls and (urls + unit.urls > max_urls or (measured and size + unit.size > room)):
+            lastmod = _file_lastmod(lastmods, undated)
+            spans.append(Span(len(spans) + 1, after, last, urls, lastmod, _known(size, measured)))
             after, urls, size, lastmods, undated = last, 0, 0, [], False
         urls += unit.urls
         size += unit.size
@@ -119,10 +125,14 @@ def pack(units: Iterable[Unit], max_urls: int, room: int, end_key: int) -> list[
         undated = undated or unit.undated
         last = unit.last_key
     if urls:
-        spans.append(
-            Span(len(spans) + 1, after, max(last, end_key), urls, _file_lastmod(lastmods, undated))
-        )
+        lastmod = _file_lastmod(lastmods, undated)
+        end = max(last, end_key)
+        spans.append(Span(len(spans) + 1, after, end, urls, lastmod, _known(size, measured)))
     return spans
+
+
+def _known(size: int, measured: bool) -> int | None:
+    return size if measured else None
 
 
 def _file_lastmod(lastmods: list[LastmodValue], undated: bool) -> LastmodValue:

@@ -161,6 +161,8 @@ class PageInfo:
     #: When the file next changes by the clock alone, if ``index_pages`` or
     #: ``page_info`` knew it already; None: ask ``Section.expires_at``.
     expires_at: dt.datetime | None = field(default=None, compare=False, repr=False)
+    #: The bytes of the file's entries, when its layout measured them.
+    entry_bytes: int | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -205,7 +207,7 @@ class _PlainPage:
 def span_info(span: pagination.Span) -> PageInfo:
     """The index's view of a file of a section's layout; the span travels
     with it (``prepared``), so the file's rows are read from its key range."""
-    return PageInfo(span.number, span.lastmod, span.urls, prepared=span)
+    return PageInfo(span.number, span.lastmod, span.urls, prepared=span, entry_bytes=span.size)
 
 
 def span_numbered(spans: Sequence[pagination.Span], number: int) -> pagination.Span | None:
@@ -1235,7 +1237,7 @@ class ModelSection(Section):
             pagination.Unit(block * width, f.count * per_item, 0, f.lastmod, f.undated)
             for block, f in sorted(blocks.items())
         ]
-        return pagination.pack(units, self.get_limit(), 0, end_key)
+        return pagination.pack(units, self.get_limit(), 0, end_key, measured=False)
 
     def _measured_units(
         self, blocks: dict[int, BlockFigures], width: int, site: SiteContext

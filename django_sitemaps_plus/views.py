@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from typing import Any, TypeVar
 
@@ -314,6 +314,22 @@ def _section_txt(request: HttpRequest, section: str, page: int) -> Served:
     return _section_file(request, section, page, "txt")
 
 
+def _fits_one_text_file(pages: Sequence[tuple[Section, PageInfo]]) -> bool:
+    """Whether every file's URLs fit one text file: 50,000 lines, and bytes
+    under the limit, known from the files' measured entries (a line is
+    shorter than its ``<url>`` entry) or bounded by ``max_loc_length``."""
+    if sum(page.url_count for _, page in pages) > protocol.MAX_URLS_PER_FILE:
+        return False
+    size = 0
+    for section, page in pages:
+        if page.entry_bytes is not None:
+            size += page.entry_bytes
+        else:
+            # A line: the location (ASCII: iri_to_uri) and "\n".
+            size += page.url_count * (section.get_max_loc_length() + 1)
+    return size <= protocol.MAX_FILE_BYTES
+
+
 def _text(request: HttpRequest) -> Served:
     """``/sitemap.txt``: every section's URLs in one text file, when they fit.
 
@@ -325,8 +341,7 @@ def _text(request: HttpRequest) -> Served:
 
     def prepare() -> Prepared:
         pages = [(s, p) for s, section_pages in all_pages() for p in section_pages]
-        capacity = min((s.urls_per_file() for s in sections), default=protocol.MAX_URLS_PER_FILE)
-        if sum(p.url_count for _, p in pages) > capacity:
+        if not _fits_one_text_file(pages):
             raise Http404("Too many URLs for one text sitemap; use the per-section .txt files.")
 
         def body() -> Iterator[bytes]:

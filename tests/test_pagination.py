@@ -370,7 +370,11 @@ def test_packing_keeps_every_unit_once_within_the_limits(values):
     # Each file's bytes within the room: its units are the keys in its range.
     for span in spans:
         inside = [u for u in made if (span.after or 0) < u.last_key <= span.last]
-        assert sum(u.size for u in inside) <= ROOM
+        assert span.size == sum(u.size for u in inside)
+        assert span.size <= ROOM or len(inside) == 1
+    by_count = pagination.pack(made, protocol.MAX_URLS_PER_FILE, 0, len(made) + 1, measured=False)
+    assert all(span.size is None for span in by_count)
+    assert sum(s.urls for s in by_count) == sum(u.urls for u in made)
     # Units are at most a fifth of a file either way: each file but the last
     # is four fifths full by URLs or by bytes.
     urls, size = sum(u.urls for u in made), sum(u.size for u in made)

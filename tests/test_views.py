@@ -527,9 +527,23 @@ class TestText:
             "https://example.com/articles/article-1/",
         ]
 
-    def test_site_text_file_404_when_over_one_file(self, registry):
+    def test_site_text_file_holds_sections_of_several_xml_files(self, registry):
+        # The sections' limit is about their XML files; one text file takes
+        # up to 50,000 lines.
         register(Article, limit=2)
         articles(3)
+        assert len(fetch("/sitemap.txt")[1].splitlines()) == 3
+
+    @pytest.mark.parametrize(
+        ("limit", "value"), [("MAX_URLS_PER_FILE", 2), ("MAX_FILE_BYTES", 100)]
+    )
+    def test_site_text_file_404_when_over_one_file(self, registry, monkeypatch, limit, value):
+        from django_sitemaps_plus import protocol
+
+        register(Article)
+        articles(3)
+        assert Client().get("/sitemap.txt").status_code == 200
+        monkeypatch.setattr(protocol, limit, value)
         assert Client().get("/sitemap.txt").status_code == 404
 
 
