@@ -43,7 +43,7 @@ from django.utils.text import slugify
 
 from django_sitemaps_plus import pagination, protocol, xml
 from django_sitemaps_plus.conf import conf
-from django_sitemaps_plus.extensions.base import Extension
+from django_sitemaps_plus.extensions.base import Extension, defined_before
 from django_sitemaps_plus.lastmod import LastmodSpec, format_w3c, latest, to_utc
 from django_sitemaps_plus.location import (
     LocationTemplate,
@@ -268,6 +268,44 @@ class Section:
     #: files, beside those found from its queryset (docs/caching.md).
     invalidated_by: Sequence[type[models.Model]] = ()
 
+    # What the engine asks of a section ---------------------------------------
+    # Each is answered by the class; a subclass that defines the method named
+    # beside it and does not set the answer itself gets True when the class
+    # is made (``__init_subclass__``), so a subclass written before these
+    # questions existed is served as before.
+
+    #: Whether changefreq or priority may differ between items: each entry
+    #: then asks ``get_changefreq(item)`` and ``get_priority(item)``; else
+    #: every entry has the section's ``changefreq`` and ``priority``, and a
+    #: batch of entries is written at once. (``get_changefreq``/``get_priority``)
+    varies_per_item: ClassVar[bool] = False
+    #: Whether ``lastmod(item)`` gives a plain section's items a lastmod:
+    #: without one, the index of a QuerySet of items is one ``COUNT``. A
+    #: ``ModelSection``'s lastmod comes from ``lastmod_fields``. (``lastmod``)
+    has_lastmod: ClassVar[bool] = False
+    #: Whether ``index_pages()`` lists pages of the section's own making rather
+    #: than pages of ``items()``: the default ``page_info()`` then takes the
+    #: page from ``index_pages()``. (``index_pages``)
+    defines_own_pages: ClassVar[bool] = False
+    #: Whether ``page_entries()`` writes entries of its own (a news section's
+    #: landing page): the text sitemap then takes its URLs from the entries,
+    #: not from the page's rows. (``page_entries``)
+    writes_own_entries: ClassVar[bool] = False
+
+    #: Each question above, and the methods whose definition answers it.
+    _ANSWERED_BY: ClassVar[dict[str, tuple[str, ...]]] = {
+        "varies_per_item": ("get_changefreq", "get_priority"),
+        "has_lastmod": ("lastmod",),
+        "defines_own_pages": ("index_pages",),
+        "writes_own_entries": ("page_entries",),
+    }
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for flag, methods in Section._ANSWERED_BY.items():
+            if defined_before(cls, flag, methods):
+                setattr(cls, flag, True)
+
     def __init__(self, **options: Any) -> None:
         for key, value in options.items():
             if not hasattr(type(self), key):
@@ -412,7 +450,7 @@ class Section:
         hreflang does) replaces the item's one location with them.
         """
         fetched = [ext.fetch(self, [row[0] for row in rows]) for ext in self.extensions]
-        versioned = [ext for ext in self.extensions if type(ext).versions is not Extension.versions]
+        versioned = [ext for ext in self.extensions if ext.gives_versions]
         locators = self._locators(rows) if versioned else []
         shared = self._shared_writer()
         for position, (item, url, lastmod, _values) in enumerate(rows):
@@ -440,22 +478,13 @@ class Section:
 
     def _shared_writer(self) -> _EntryWriter | None:
         """One writer for every item, unless changefreq/priority vary per item."""
-        cls = type(self)
-        if (
-            cls.get_changefreq is Section.get_changefreq
-            and cls.get_priority is Section.get_priority
-        ):
-            return _EntryWriter(self, self.changefreq, self.priority)
-        return None
+        if self.varies_per_item:
+            return None
+        return _EntryWriter(self, self.changefreq, self.priority)
 
     def _renders_plain(self) -> bool:
         """No extensions, and changefreq/priority the same for every item."""
-        cls = type(self)
-        return (
-            not self.extensions
-            and cls.get_changefreq is Section.get_changefreq
-            and cls.get_priority is Section.get_priority
-        )
+        return not self.extensions and not self.varies_per_item
 
     def _render_plain(self, rows: Sequence[Row]) -> list[str]:
         """``_render`` for a plain section: one writer for the whole batch."""
@@ -472,7 +501,7 @@ class Section:
 
     def _has_versions(self) -> bool:
         """Whether an extension gives items their entries (``versions``)."""
-        return any(type(ext).versions is not Extension.versions for ext in self.extensions)
+        return any(ext.gives_versions for ext in self.extensions)
 
     def _locator(self, item: Any, values: Sequence[Any] | None) -> Callable[[str], str | None]:
         return lambda language: self.location_in(language, item, values)
@@ -591,7 +620,7 @@ class Section:
         size = self.items_per_file()
         per_item = self.urls_per_item()
         if isinstance(items, models.QuerySet):
-            if type(self).lastmod is Section.lastmod:
+            if not self.has_lastmod:
                 # No lastmod to read: the index needs only the row count.
                 count = items.count()
                 return [
@@ -730,7 +759,7 @@ class Section:
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         # Only this page's items' lastmod; the items and their lastmod travel
         # to page_entries (``prepared``): items() and lastmod() run once each.
-        if type(self).index_pages is not Section.index_pages:
+        if self.defines_own_pages:
             # A subclass's own pages: page_info follows them.
             return next((p for p in self.index_pages(site) if p.number == number), None)
         if number < 1:
@@ -834,7 +863,7 @@ class Section:
         rendered) unless an extension gives an item its URLs (hreflang) or a
         subclass writes its own entries: then from the rendered entries.
         """
-        if self._has_versions() or type(self).page_entries is not Section.page_entries:
+        if self._has_versions() or self.writes_own_entries:
             for entry in self.page_entries(number, site, info):
                 start = entry.index("<loc>") + 5
                 yield html.unescape(entry[start : entry.index("</loc>", start)])
@@ -1020,6 +1049,8 @@ class ModelSection(Section):
     url_kwargs: Mapping[str, str] = {}
     #: Most pages an index reads with per-range aggregates (see ``_grouped``).
     RANGE_UNION_PAGES: ClassVar[int] = 400
+    #: Pages are key ranges of the section's layout, not pages of ``items()``.
+    defines_own_pages: ClassVar[bool] = True
 
     def __init__(self, model: type[models.Model] | None = None, **options: Any) -> None:
         super().__init__(**options)
@@ -1577,6 +1608,9 @@ class ContribSection(Section):
     """
 
     XHTML_PREFIX: ClassVar[str] = "xhtml"
+    #: Pages follow the sitemap's paginator; entries come from its ``get_urls()``.
+    defines_own_pages: ClassVar[bool] = True
+    writes_own_entries: ClassVar[bool] = True
 
     def __init__(self, sitemap: Sitemap[Any] | type[Sitemap[Any]], **options: Any) -> None:
         sitemap_class = sitemap if isinstance(sitemap, type) else type(sitemap)
@@ -1680,7 +1714,7 @@ class ContribSection(Section):
 
         return call
 
-    def _has_lastmod(self) -> bool:
+    def _sitemap_has_lastmod(self) -> bool:
         from django.contrib.sitemaps import GenericSitemap
 
         if (
@@ -1709,7 +1743,7 @@ class ContribSection(Section):
         paginator = self._paginator(site)
         num_pages = paginator.num_pages if paginator.count else 0
         for number in range(1, num_pages + 1):
-            if self._has_lastmod():
+            if self._sitemap_has_lastmod():
                 urls = self._urls(number, site)
                 pages.append(
                     PageInfo(number, latest_of_all([u["lastmod"] for u in urls]), len(urls))
@@ -1723,7 +1757,7 @@ class ContribSection(Section):
         paginator = self._paginator(site)
         if number < 1 or number > paginator.num_pages or not paginator.count:
             return None
-        if not self._has_lastmod():
+        if not self._sitemap_has_lastmod():
             return PageInfo(number, None, self._page_size(paginator, number))
         urls = self._urls(number, site)
         lastmod = latest_of_all([u["lastmod"] for u in urls])

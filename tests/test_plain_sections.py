@@ -22,9 +22,11 @@ def _plain(registry, limit: int, with_lastmod: bool = False) -> None:
         def items(self):
             return Article.objects.filter(is_published=True).order_by("pk")
 
-    if with_lastmod:
-        Listed.lastmod = lambda self, item: item.updated_at  # type: ignore[method-assign]
-    register(Listed, limit=limit)
+    class Dated(Listed):
+        def lastmod(self, item):
+            return item.updated_at
+
+    register(Dated if with_lastmod else Listed, limit=limit)
 
 
 def _selects(queries) -> list[str]:

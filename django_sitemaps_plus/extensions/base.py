@@ -25,6 +25,15 @@ class Extension:
 
     prefix: ClassVar[str]
     namespace: ClassVar[str]
+    #: Whether ``versions()`` gives items their entries (hreflang does): the
+    #: engine then leaves an item's own location to it. Set for a subclass
+    #: that defines ``versions()`` unless it sets this itself.
+    gives_versions: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if defined_before(cls, "gives_versions", ("versions",)):
+            cls.gives_versions = True
 
     def max_bytes(self, section: Section) -> int:
         """Upper bound of this extension's bytes inside one ``<url>``.
@@ -71,7 +80,7 @@ class Extension:
         """The item's ``<url>`` entries as (absolute URL, children), or None.
 
         None (the default) keeps the item's one location. An extension that
-        gives an item several entries returns them here (at most
+        gives an item several entries (``gives_versions``) returns them here (at most
         ``urls_per_item``); ``locate(language)`` is the item's location with
         that language active (a path or an absolute URL, None when it does
         not reverse). The children returned are written before those of
@@ -82,6 +91,23 @@ class Extension:
     def check(self, section: Section) -> list[CheckMessage]:
         """System check messages for ``section``'s use of this extension."""
         return []
+
+
+def defined_before(cls: type, flag: str, methods: Sequence[str]) -> bool:
+    """Whether ``cls`` takes one of ``methods`` from a class nearer to it (in
+    its MRO) than the one that sets ``flag``: a subclass written without the
+    flag says, by defining the method, what the flag would say.
+
+    The engine asks explicit questions (``Extension.gives_versions``,
+    ``Section.varies_per_item``...); this fills in their answer, once, when
+    the class is made, for a subclass that does not give it itself.
+    """
+    for klass in cls.__mro__:
+        if flag in vars(klass):
+            return False
+        if any(name in vars(klass) for name in methods):
+            return True
+    return False
 
 
 # Helpers shared by the extensions ------------------------------------------------

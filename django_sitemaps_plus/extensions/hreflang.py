@@ -87,6 +87,7 @@ class Hreflang(Extension):
 
     prefix: ClassVar[str] = "xhtml"
     namespace: ClassVar[str] = protocol.XHTML_NS
+    gives_versions: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -1,0 +1,215 @@
+"""The questions the engine asks a section (and an extension) instead of
+comparing its methods with the base class's: each answered by the class,
+set for a subclass that defines the method unless it says otherwise."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from django_sitemaps_plus import ModelSection, Section
+from django_sitemaps_plus.extensions.base import Extension
+from django_sitemaps_plus.extensions.hreflang import Hreflang
+from django_sitemaps_plus.location import SiteContext
+from django_sitemaps_plus.sections import ContribSection, PageInfo
+from tests.testapp.models import Article
+from tests.utils import articles
+
+SITE = SiteContext("https://example.com")
+UPDATED = dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+
+
+def _entries(section: Section, number: int = 1) -> list[str]:
+    return list(section.page_entries(number, SITE, section.page_info(number, SITE)))
+
+
+# varies_per_item ----------------------------------------------------------------
+
+
+class _Pages(Section):
+    name = "pages"
+    priority = 0.5
+
+    def items(self) -> list[str]:
+        return ["/a/", "/b/"]
+
+
+class _PerItem(_Pages):
+    def get_priority(self, item: Any) -> float:
+        return 0.9 if item == "/a/" else 0.1
+
+
+def test_a_subclass_defining_get_priority_varies_per_item():
+    assert not _Pages.varies_per_item
+    assert _PerItem.varies_per_item
+    entries = _entries(_PerItem())
+    assert "<priority>0.9</priority>" in entries[0]
+    assert "<priority>0.1</priority>" in entries[1]
+
+
+def test_get_changefreq_from_a_mixin_varies_per_item():
+    class Weekly:
+        def get_changefreq(self, item: Any) -> str:
+            return "weekly" if item == "/a/" else "yearly"
+
+    class Mixed(Weekly, _Pages):
+        pass
+
+    assert Mixed.varies_per_item
+    entries = _entries(Mixed())
+    assert "<changefreq>weekly</changefreq>" in entries[0]
+    assert "<changefreq>yearly</changefreq>" in entries[1]
+
+
+def test_a_section_that_says_it_does_not_vary_writes_its_own_priority():
+    class Uniform(_PerItem):
+        varies_per_item = False
+
+    assert Uniform()._renders_plain()
+    assert all("<priority>0.5</priority>" in entry for entry in _entries(Uniform()))
+
+
+def test_a_section_may_say_it_varies_per_item_as_an_option():
+    section = _Pages(varies_per_item=True)
+    assert not section._renders_plain()
+    assert all("<priority>0.5</priority>" in entry for entry in _entries(section))
+
+
+# has_lastmod --------------------------------------------------------------------
+
+
+class _Listed(Section):
+    name = "listed"
+
+    def items(self) -> Any:
+        return Article.objects.order_by("pk")
+
+
+@pytest.mark.django_db
+def test_a_queryset_section_defining_lastmod_dates_its_files():
+    class Dated(_Listed):
+        def lastmod(self, item: Any) -> Any:
+            return item.updated_at
+
+    articles(3, updated_at=UPDATED)
+    assert Dated.has_lastmod and not _Listed.has_lastmod
+    (page,) = Dated().index_pages(SITE)
+    assert page.lastmod == UPDATED
+    with CaptureQueriesContext(connection) as queries:
+        (page,) = _Listed().index_pages(SITE)
+    assert all("COUNT(" in q["sql"].upper() for q in queries.captured_queries)
+    assert page.lastmod is None and page.url_count == 3
+
+
+@pytest.mark.django_db
+def test_a_section_that_says_it_has_no_lastmod_is_counted():
+    class Undated(_Listed):
+        has_lastmod = False
+
+        def lastmod(self, item: Any) -> Any:
+            raise AssertionError("not asked")
+
+    articles(3, updated_at=UPDATED)
+    with CaptureQueriesContext(connection) as queries:
+        (page,) = Undated().index_pages(SITE)
+    assert all("COUNT(" in q["sql"].upper() for q in queries.captured_queries)
+    assert page.lastmod is None and page.url_count == 3
+
+
+# defines_own_pages --------------------------------------------------------------
+
+
+class _Numbered(_Pages):
+    def index_pages(self, site: SiteContext) -> list[PageInfo]:
+        return [PageInfo(7, None, 2)]
+
+
+def test_a_section_listing_its_own_pages_answers_page_info_from_them():
+    assert _Numbered.defines_own_pages and not _Pages.defines_own_pages
+    assert _Numbered().page_info(7, SITE) == PageInfo(7, None, 2)
+    assert _Numbered().page_info(1, SITE) is None
+
+
+def test_a_section_wrapping_index_pages_may_keep_pages_of_its_items():
+    class Wrapped(_Numbered):
+        defines_own_pages = False
+
+    info = Wrapped().page_info(1, SITE)
+    assert info is not None and info.url_count == 2
+
+
+def test_model_and_contrib_sections_define_their_own_pages():
+    assert ModelSection.defines_own_pages and ContribSection.defines_own_pages
+    assert ContribSection.writes_own_entries and not ModelSection.writes_own_entries
+
+
+# writes_own_entries -------------------------------------------------------------
+
+
+class _Landing(_Pages):
+    def page_entries(self, number: int, site: SiteContext, info: PageInfo | None = None) -> Any:
+        yield "<url><loc>https://example.com/landing/</loc></url>\n"
+        yield from super().page_entries(number, site, info)
+
+
+def test_the_text_sitemap_of_a_section_writing_its_own_entries_reads_them():
+    assert _Landing.writes_own_entries
+    assert list(_Landing().page_locations(1, SITE)) == [
+        "https://example.com/landing/",
+        "https://example.com/a/",
+        "https://example.com/b/",
+    ]
+
+
+def test_a_section_that_says_its_entries_are_its_rows_lists_the_rows():
+    class Logged(_Landing):
+        writes_own_entries = False
+
+    assert list(Logged().page_locations(1, SITE)) == [
+        "https://example.com/a/",
+        "https://example.com/b/",
+    ]
+
+
+# Extension.gives_versions -------------------------------------------------------
+
+
+class _Twice(Extension):
+    prefix = "x"
+    namespace = "urn:x"
+
+    def urls_per_item(self, section: Any) -> int:
+        return 2
+
+    def versions(self, section: Any, item: Any, data: Any, site: Any, locate: Any) -> Any:
+        return [(f"https://example.com{item}one/", ""), (f"https://example.com{item}two/", "")]
+
+
+def test_an_extension_defining_versions_gives_versions():
+    assert _Twice.gives_versions and Hreflang.gives_versions
+    assert not Extension.gives_versions
+    section = _Pages(extensions=[_Twice()])
+    assert list(section.page_locations(1, SITE)) == [
+        "https://example.com/a/one/",
+        "https://example.com/a/two/",
+        "https://example.com/b/one/",
+        "https://example.com/b/two/",
+    ]
+
+
+def test_an_extension_that_says_it_gives_no_versions_keeps_the_location():
+    class Once(_Twice):
+        gives_versions = False
+
+        def urls_per_item(self, section: Any) -> int:
+            return 1
+
+    section = _Pages(extensions=[Once()])
+    assert list(section.page_locations(1, SITE)) == [
+        "https://example.com/a/",
+        "https://example.com/b/",
+    ]
