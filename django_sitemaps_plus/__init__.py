@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 __all__ = ["ContribSection", "ModelSection", "Section", "register", "site"]
 
 if TYPE_CHECKING:
+    from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
     from django_sitemaps_plus.registry import register, site
-    from django_sitemaps_plus.sections import ContribSection, ModelSection, Section
+    from django_sitemaps_plus.sections import ModelSection, Section
 
 
 def __getattr__(name: str) -> Any:
@@ -21,7 +22,11 @@ def __getattr__(name: str) -> Any:
         from django_sitemaps_plus import registry
 
         return getattr(registry, name)
-    if name in ("Section", "ModelSection", "ContribSection"):
+    if name == "ContribSection":
+        from django_sitemaps_plus.contrib import django_sitemaps
+
+        return django_sitemaps.ContribSection
+    if name in ("Section", "ModelSection"):
         from django_sitemaps_plus import sections
 
         return getattr(sections, name)

@@ -85,7 +85,8 @@ def _queryset_models(queryset: Any) -> list[type[models.Model]]:
 def _section_models(section: Any) -> tuple[list[type[models.Model]], bool]:
     """Every model whose change may change ``section``'s files, and whether
     that answer is complete (False when ``items()`` could not be evaluated)."""
-    from django_sitemaps_plus.sections import ContribSection, ModelSection, call_with_site
+    from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
+    from django_sitemaps_plus.sections import ModelSection, call_with_site
 
     # Any section may name more models itself.
     found: list[type[models.Model]] = list(getattr(section, "invalidated_by", ()))

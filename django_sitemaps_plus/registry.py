@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 
 from django.db import models
 
-from django_sitemaps_plus.sections import ContribSection, ModelSection, Section
+from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
+from django_sitemaps_plus.sections import ModelSection, Section
 
 SectionT = TypeVar("SectionT", bound=type[Any])
 

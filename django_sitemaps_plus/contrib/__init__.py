@@ -6,4 +6,7 @@ Each is an optional sub-app with its own extra: ``contrib.wagtail``
 per-request sites (``SiteContext.site``, docs/sites.md) and share
 ``contrib.pages`` (page entries, computed alternates, the editors' checkbox,
 page images).
+
+``contrib.django_sitemaps`` is not an app: it holds ``ContribSection``, the
+adapter that serves an unchanged ``django.contrib.sitemaps.Sitemap``.
 """
