@@ -21,7 +21,6 @@ import logging
 import sys
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import lru_cache
@@ -29,8 +28,8 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from django.conf import settings
-from django.core.exceptions import EmptyResultSet, ImproperlyConfigured, ObjectDoesNotExist
-from django.db import connections, models, transaction
+from django.core.exceptions import ImproperlyConfigured, ObjectDoesNotExist
+from django.db import connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Count, Func, Max, Sum, Value
 from django.db.models.constants import LOOKUP_SEP
@@ -40,7 +39,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 from django.utils.text import slugify
 
-from django_sitemaps_plus import pagination, protocol, xml
+from django_sitemaps_plus import pagination, render
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.extensions.base import Extension, defined_before
 from django_sitemaps_plus.lastmod import LastmodSpec, format_w3c, latest, to_utc
@@ -50,6 +49,13 @@ from django_sitemaps_plus.location import (
     absolute_location,
     absolute_paths,
 )
+from django_sitemaps_plus.reads import (
+    BATCH_ROWS,
+    FIRST_BATCH_ROWS,
+    fetch_chunks,
+    streaming_reads,
+)
+from django_sitemaps_plus.render import EntryWriter, Row
 
 if TYPE_CHECKING:
     from django.core.cache import BaseCache
@@ -59,92 +65,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("django_sitemaps_plus")
 
 LastmodValue = dt.date | dt.datetime | None
-#: One item of a page as the engine renders it: the item (a primary key on
-#: ModelSection's fast path), its absolute URL (None: not listable), its
-#: lastmod text, and on the fast path the URL kwarg values of its row.
-Row = tuple[Any, "str | None", "str | None", "tuple[Any, ...] | None"]
-
-#: Rows fetched per database round trip, and per extension ``fetch``.
-BATCH_ROWS = 2_000
-#: Rows of a page's first batch: a streamed file's first byte waits for them only.
-FIRST_BATCH_ROWS = 100
-
-#: Bytes of a ``<url>`` entry besides its loc's text: the tags around loc, a
-#: full UTC datetime lastmod, the longest changefreq and priority "0.0"-"1.0".
-_URL_TAGS_BYTES = len(
-    xml.url_entry("", "2000-01-01T00:00:00Z", "monthly", "0." + "5" * protocol.PRIORITY_PLACES)
-)
-
-
-#: The characters a loc escapes.
-_XML_SPECIALS = "&<>\"'"
-
-
-class _EntryWriter:
-    """Writes a section's ``<url>`` entries with one changefreq and priority.
-
-    The limits and the fixed text after lastmod are computed once, so a
-    batch of rows costs one f-string and two length checks per entry. Every
-    rendering path goes through ``write`` (or, for a clean batch,
-    ``write_clean_batch``), so a dropped entry is always logged the same way.
-    """
-
-    __slots__ = ("max_length", "meta", "section", "tail")
-
-    def __init__(
-        self,
-        section: Section,
-        changefreq: str | None,
-        priority: float | Decimal | str | None,
-    ) -> None:
-        self.section = section
-        self.max_length = section.get_max_loc_length()
-        #: changefreq and priority, in the XSD order after lastmod.
-        self.meta = xml.url_entry(
-            "",
-            None,
-            changefreq,
-            protocol.format_priority(priority),
-        ).removeprefix("<url><loc></loc>")[: -len("</url>\n")]
-        self.tail = self.meta + "</url>\n"
-
-    def write(
-        self, item: Any, url: str | None, lastmod: str | None, children: str = ""
-    ) -> str | None:
-        """The entry, or None (logged) when ``item`` may not be listed."""
-        if url is None:
-            return None
-        if len(url) > self.max_length:
-            self.section._drop(item, f"is longer than {self.max_length:,} characters")
-            return None
-        head = f"<lastmod>{lastmod}</lastmod>{self.meta}" if lastmod else self.meta
-        # However long once escaped, a legal entry is written: files are
-        # sized from their entries' real bytes (pagination.py).
-        return f"<url><loc>{xml.escape(url)}</loc>{head}{children}</url>\n"
-
-    def write_clean_batch(self, rows: Sequence[Row]) -> list[str] | None:
-        """All entries of a batch at once, or None when it is not clean.
-
-        Clean: every row has a URL and a lastmod, no URL escapes or is
-        non-ASCII (checked on the joined batch, at C speed), and the longest
-        URL is within the length limit. Then each entry is what ``write``
-        gives, and none is dropped.
-        """
-        # Checked below to hold no None before being used as str.
-        urls = cast("list[str]", [row[1] for row in rows])
-        lastmods = cast("list[str]", [row[2] for row in rows])
-        if not lastmods or None in urls or not all(lastmods):
-            return None
-        if max(map(len, urls)) > self.max_length:
-            return None
-        joined = "".join(urls)
-        if not joined.isascii() or any(c in joined for c in _XML_SPECIALS):
-            return None
-        tail = self.tail
-        return [
-            f"<url><loc>{url}</loc><lastmod>{lastmod}</lastmod>{tail}"
-            for url, lastmod in zip(urls, lastmods)
-        ]
 
 
 @dataclass(frozen=True)
@@ -422,81 +342,9 @@ class Section:
             if set_language is not None:
                 set_language(previous)
 
-    def _render(self, rows: Sequence[Row], site: SiteContext) -> list[str]:
-        """The ``<url>`` entries of a batch of rows, extension data fetched once."""
-        if self._renders_plain():
-            return self._render_plain(rows)
-        return [entry for entries in self._extended_rows(rows, site) for entry in entries]
-
-    def _render_rows(self, rows: Sequence[Row], site: SiteContext) -> list[list[str]]:
-        """Each row's entries, as ``_render`` writes them (none for a row that
-        may not be listed): what the layout measures."""
-        if not self._renders_plain():
-            return list(self._extended_rows(rows, site))
-        writer = _EntryWriter(self, self.changefreq, self.priority)
-        clean = writer.write_clean_batch(rows)
-        if clean is not None:
-            return [[entry] for entry in clean]
-        written = (writer.write(item, url, lastmod) for item, url, lastmod, _ in rows)
-        return [[] if entry is None else [entry] for entry in written]
-
-    def _extended_rows(self, rows: Sequence[Row], site: SiteContext) -> Iterator[list[str]]:
-        """Each row's entries when extensions write children or the
-        changefreq/priority vary per item.
-
-        Each extension's ``children`` are written in every entry of the item;
-        an extension that gives an item several entries (``versions``, as
-        hreflang does) replaces the item's one location with them.
-        """
-        fetched = [ext.fetch(self, [row[0] for row in rows]) for ext in self.extensions]
-        versioned = [ext for ext in self.extensions if ext.gives_versions]
-        locators = self._locators(rows) if versioned else []
-        shared = self._shared_writer()
-        for position, (item, url, lastmod, _values) in enumerate(rows):
-            children = ""
-            versions: Sequence[tuple[str, str]] | None = None
-            for ext, data in zip(self.extensions, fetched):
-                children += ext.children(self, item, data[position], site)
-                if versions is None and ext in versioned:
-                    versions = ext.versions(self, item, data[position], site, locators[position])
-            if versions is None:
-                versions = () if url is None else ((url, ""),)
-            writer = shared or _EntryWriter(
-                self, self.get_changefreq(item), self.get_priority(item)
-            )
-            entries = []
-            for version_url, version_children in versions:
-                entry = writer.write(item, version_url, lastmod, version_children + children)
-                if entry is not None:
-                    entries.append(entry)
-            yield entries
-
     def _locators(self, rows: Sequence[Row]) -> list[Callable[[str], str | None]]:
         """For each row, ``locate(language)``: its location in that language."""
         return [self._locator(row[0], row[3]) for row in rows]
-
-    def _shared_writer(self) -> _EntryWriter | None:
-        """One writer for every item, unless changefreq/priority vary per item."""
-        if self.varies_per_item:
-            return None
-        return _EntryWriter(self, self.changefreq, self.priority)
-
-    def _renders_plain(self) -> bool:
-        """No extensions, and changefreq/priority the same for every item."""
-        return not self.extensions and not self.varies_per_item
-
-    def _render_plain(self, rows: Sequence[Row]) -> list[str]:
-        """``_render`` for a plain section: one writer for the whole batch."""
-        writer = _EntryWriter(self, self.changefreq, self.priority)
-        clean = writer.write_clean_batch(rows)
-        if clean is not None:
-            return clean
-        entries = []
-        for item, url, lastmod, _ in rows:
-            entry = writer.write(item, url, lastmod)
-            if entry is not None:
-                entries.append(entry)
-        return entries
 
     def _has_versions(self) -> bool:
         """Whether an extension gives items their entries (``versions``)."""
@@ -510,7 +358,7 @@ class Section:
         the tags, a location of ``max_loc_length`` characters each written as
         six bytes (``&quot;``), and the extensions' largest children."""
         loc_bytes = self.get_max_loc_length() * pagination.WORST_BYTES_PER_CHARACTER
-        return _URL_TAGS_BYTES + loc_bytes + self.max_children_bytes()
+        return render.URL_TAGS_BYTES + loc_bytes + self.max_children_bytes()
 
     def urls_per_file(self) -> int:
         """URLs per file for a section sized by count: the limit, lowered so
@@ -545,7 +393,7 @@ class Section:
         priority: float | Decimal | str | None = None,
     ) -> str | None:
         """The ``<url>`` entry for ``item``, or None (logged) when it may not be listed."""
-        return _EntryWriter(self, changefreq, priority).write(item, url, lastmod, children)
+        return EntryWriter(self, changefreq, priority).write(item, url, lastmod, children)
 
     def _drop(self, item: Any, why: str) -> None:
         logger.warning(
@@ -743,7 +591,7 @@ class Section:
             position = 0
             while batch := list(islice(iterator, BATCH_ROWS)):
                 rows = self._plain_rows(batch, [self.lastmod(item) for item in batch], site)
-                for row, entries in zip(rows, self._render_rows(rows, site)):
+                for row, entries in zip(rows, render.entries_per_row(self, rows, site)):
                     position += 1
                     yield position, len(entries), pagination.entry_bytes(entries), row[2]
 
@@ -835,7 +683,7 @@ class Section:
             pagination.room(self.namespaces()),
             on_full=lambda: self._forget_sizes(site),
         )
-        batches = (self._render(rows, site) for rows in self._page_rows(number, site, info))
+        batches = (render.entries(self, rows, site) for rows in self._page_rows(number, site, info))
         return pagination.guarded(batches, guard)
 
     def lastmod_counts(self, site: SiteContext) -> LastmodCounts:
@@ -867,15 +715,8 @@ class Section:
                 start = entry.index("<loc>") + 5
                 yield html.unescape(entry[start : entry.index("</loc>", start)])
             return
-        shared = self._shared_writer()
         for rows in self._page_rows(number, site, info):
-            for item, url, lastmod, _values in rows:
-                writer = shared or _EntryWriter(
-                    self, self.get_changefreq(item), self.get_priority(item)
-                )
-                # The checks the XML entry passes (length, legality).
-                if url is not None and writer.write(item, url, lastmod) is not None:
-                    yield url
+            yield from render.listed_urls(self, rows)
 
 
 class _PkPage(Func):
@@ -902,70 +743,6 @@ class _PkPage(Func):
             f"ELSE (%(expressions)s - 1) {operator} {self.width} + 1 END)"
         )
         return super().as_sql(compiler, connection, template=template, **extra_context)
-
-
-def _fetch_chunks(queryset: models.QuerySet[Any]) -> Iterator[list[tuple[Any, ...]]]:
-    """The rows of a ``values_list`` queryset, ``BATCH_ROWS`` per list
-    (``FIRST_BATCH_ROWS`` in the first, so the first byte leaves early).
-
-    The compiled SQL is read with ``fetchmany``: no per-row iterator
-    machinery, and each chunk's rows go through the backend's converters only
-    when a column has any (a W3C text lastmod, a slug or an integer has none).
-    The cursor is the connection's ``chunked_cursor()``, as ``iterator()``
-    uses: on PostgreSQL a server-side cursor (unless
-    ``DISABLE_SERVER_SIDE_CURSORS``), so the page's rows are never all in
-    the client's memory at once. A client-side cursor was as fast in the
-    benchmark (docs/benchmarks.md) but holds the whole result in libpq:
-    6.6 MB of peak RSS for a 50,000-URL page against 2.2 MB.
-    """
-    compiler = queryset.query.get_compiler(queryset.db)
-    try:
-        sql, params = compiler.as_sql()
-    except EmptyResultSet:
-        return
-    converters = compiler.get_converters([col for col, _, _ in compiler.select])
-    with streaming_reads(queryset.db):
-        yield from _fetched(connections[queryset.db], compiler, sql, params, converters)
-
-
-@contextmanager
-def streaming_reads(using: str) -> Iterator[None]:
-    """Around reading a page's rows from a server-side cursor, so they stream.
-
-    Outside a transaction Django declares PostgreSQL's server-side cursors
-    WITH HOLD, which PostgreSQL materialises whole at the DECLARE (the
-    implicit commit): the first row waits for the last. In a transaction the
-    cursor is WITHOUT HOLD and rows are produced as they are fetched, so a
-    streamed file's first byte leaves early. The reads are read-only; the
-    transaction ends with the generator that holds it (the response's close).
-    Other databases stream (SQLite) or buffer (MySQL) the same either way.
-    """
-    connection = connections[using]
-    if connection.vendor == "postgresql" and connection.get_autocommit():
-        with transaction.atomic(using=using):
-            yield
-    else:
-        yield
-
-
-def _fetched(
-    connection: BaseDatabaseWrapper,
-    compiler: SQLCompiler,
-    sql: str,
-    params: Any,
-    converters: Any,
-) -> Iterator[list[tuple[Any, ...]]]:
-    with connection.chunked_cursor() as cursor:
-        cursor.execute(sql, params)
-        size = FIRST_BATCH_ROWS
-        while True:
-            rows = cursor.fetchmany(size)
-            size = BATCH_ROWS
-            if not rows:
-                return
-            if converters:
-                rows = [tuple(row) for row in compiler.apply_converters(rows, converters)]
-            yield rows
 
 
 @dataclass(frozen=True)
@@ -1325,7 +1102,7 @@ class ModelSection(Section):
         """(key, URLs, bytes, lastmod text) of each row with ``after < key
         <= last``: its entries rendered as for the file, and measured."""
         for rows in self._range_rows(after, last, site):
-            for row, entries in zip(rows, self._render_rows(rows, site)):
+            for row, entries in zip(rows, render.entries_per_row(self, rows, site)):
                 yield self.item_pk(row[0]), len(entries), pagination.entry_bytes(entries), row[2]
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
@@ -1472,7 +1249,7 @@ class ModelSection(Section):
             # The kwarg values travel with each row only for the extensions
             # (hreflang re-locates the item per language); slicing costs.
             keep_values = bool(self.extensions)
-            for chunk in _fetch_chunks(queryset.values_list(*columns)):
+            for chunk in fetch_chunks(queryset.values_list(*columns)):
                 if not spec:
                     lastmods: list[str | None] = [None] * len(chunk)
                 elif in_sql:

@@ -1,8 +1,8 @@
 """The page hot path's batch shortcuts give exactly what the per-row path gives.
 
 ``LocationTemplate.paths`` (one regex call per column of a batch),
-``Section._render_plain`` (one f-string per entry, checks per batch),
-``_fetch_chunks`` (compiled SQL on a plain cursor) and ``xml._batched``
+``render.entries`` for a plain section (one f-string per entry, checks per batch),
+``fetch_chunks`` (compiled SQL on a plain cursor) and ``xml._batched``
 (islice + join) are speed-ups only: these tests pin them to the slow path.
 """
 
@@ -17,14 +17,14 @@ from django.utils.encoding import iri_to_uri
 from hypothesis import given
 from hypothesis import strategies as st
 
-from django_sitemaps_plus import ModelSection, Section, xml
+from django_sitemaps_plus import ModelSection, Section, render, xml
 from django_sitemaps_plus.location import (
     LocationTemplate,
     SiteContext,
     absolute_location,
     absolute_paths,
 )
-from django_sitemaps_plus.sections import _fetch_chunks
+from django_sitemaps_plus.reads import fetch_chunks
 from tests.testapp.models import Article
 
 SITE = SiteContext("https://example.com")
@@ -92,13 +92,13 @@ def _slow_render(section, rows):
 @pytest.mark.parametrize("max_loc_length", [100, 2_048])
 def test_render_plain_equals_entry_per_row(changefreq, priority, max_loc_length, caplog):
     section = Section(changefreq=changefreq, priority=priority, max_loc_length=max_loc_length)
-    assert section._renders_plain()
+    assert render.renders_plain(section)
     rows = _plain_rows()
     with caplog.at_level(logging.WARNING, logger="django_sitemaps_plus"):
         slow = _slow_render(section, rows)
         slow_log = [r.getMessage() for r in caplog.records]
         caplog.clear()
-        fast = list(section._render(rows, SITE))
+        fast = list(render.entries(section, rows, SITE))
         fast_log = [r.getMessage() for r in caplog.records]
     assert fast == slow
     assert fast_log == slow_log
@@ -108,7 +108,7 @@ def test_render_plain_equals_entry_per_row(changefreq, priority, max_loc_length,
 def test_render_plain_batch_shortcut_equals_entry_per_row():
     section = Section(changefreq="daily")
     rows = [(i, f"https://example.com/p/{i}/", "2024-01-02T03:04:05Z", None) for i in range(50)]
-    assert list(section._render(rows, SITE)) == _slow_render(section, rows)
+    assert list(render.entries(section, rows, SITE)) == _slow_render(section, rows)
 
 
 @pytest.mark.parametrize(
@@ -117,7 +117,7 @@ def test_render_plain_batch_shortcut_equals_entry_per_row():
 def test_render_plain_batch_without_or_with_some_lastmods_equals_entry_per_row(lastmod):
     section = Section(priority=0.4)
     rows = [(i, f"https://example.com/p/{i}/", lastmod(i), None) for i in range(50)]
-    assert list(section._render(rows, SITE)) == _slow_render(section, rows)
+    assert list(render.entries(section, rows, SITE)) == _slow_render(section, rows)
 
 
 def test_a_section_with_per_item_priority_is_not_plain():
@@ -125,7 +125,7 @@ def test_a_section_with_per_item_priority_is_not_plain():
         def get_priority(self, item):
             return 0.3
 
-    assert not Prioritised()._renders_plain()
+    assert not render.renders_plain(Prioritised())
 
 
 @pytest.mark.parametrize("count", [0, 1, 999, 1000, 1001, 2500])
@@ -158,7 +158,7 @@ def test_postgresql_streams_the_rows_from_a_cursor_without_hold():
     queryset = Article.objects.order_by("pk").values_list("pk", "slug")
     assert connection.get_autocommit()
     with CaptureQueriesContext(connection) as queries:
-        chunks = _fetch_chunks(queryset)
+        chunks = fetch_chunks(queryset)
         first = next(chunks)
         assert not connection.get_autocommit()  # in the stream's transaction
         rest = [row for chunk in chunks for row in chunk]
@@ -202,11 +202,11 @@ def test_fetch_chunks_equals_values_list():
         for i in range(4_500)
     )
     queryset = Article.objects.order_by("pk").values_list("pk", "slug", "updated_at")
-    chunks = list(_fetch_chunks(queryset))
+    chunks = list(fetch_chunks(queryset))
     # A small first batch (the first byte of a stream waits for it), then full ones.
     assert [len(c) for c in chunks] == [100, 2_000, 2_000, 400]
     assert [row for chunk in chunks for row in chunk] == list(queryset)
-    assert list(_fetch_chunks(Article.objects.none().values_list("pk"))) == []
+    assert list(fetch_chunks(Article.objects.none().values_list("pk"))) == []
 
 
 @pytest.mark.django_db

@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from django_sitemaps_plus import ModelSection, Section
+from django_sitemaps_plus import ModelSection, Section, render
 from django_sitemaps_plus.extensions.base import Extension
 from django_sitemaps_plus.extensions.hreflang import Hreflang
 from django_sitemaps_plus.location import SiteContext
@@ -69,13 +69,13 @@ def test_a_section_that_says_it_does_not_vary_writes_its_own_priority():
     class Uniform(_PerItem):
         varies_per_item = False
 
-    assert Uniform()._renders_plain()
+    assert render.renders_plain(Uniform())
     assert all("<priority>0.5</priority>" in entry for entry in _entries(Uniform()))
 
 
 def test_a_section_may_say_it_varies_per_item_as_an_option():
     section = _Pages(varies_per_item=True)
-    assert not section._renders_plain()
+    assert not render.renders_plain(section)
     assert all("<priority>0.5</priority>" in entry for entry in _entries(section))
 
 

@@ -47,12 +47,12 @@ from django_sitemaps_plus.lastmod import (
     to_utc,
 )
 from django_sitemaps_plus.location import SiteContext
+from django_sitemaps_plus.reads import fetch_chunks
+from django_sitemaps_plus.render import Row
 from django_sitemaps_plus.sections import (
     LastmodCounts,
     ModelSection,
     PageInfo,
-    Row,
-    _fetch_chunks,
     _PkPage,
     day_of,
 )
@@ -349,7 +349,7 @@ class PageSection(ModelSection):
         )
         locator = _Locator(self, site)
         pending: list[tuple[Any, ...]] = []
-        for chunk in _fetch_chunks(rows):
+        for chunk in fetch_chunks(rows):
             # A page's languages stay in one batch: its alternates need them all.
             last_page = chunk[-1][1]
             complete = [row for row in pending + chunk if row[1] != last_page]
