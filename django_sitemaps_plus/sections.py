@@ -21,7 +21,7 @@ import logging
 import sys
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
 from itertools import islice
@@ -30,16 +30,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, ObjectDoesNotExist
 from django.db import connections, models
-from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import Count, Func, Max, Sum, Value
-from django.db.models.constants import LOOKUP_SEP
+from django.db.models import Count
 from django.db.models.functions import Cast
-from django.db.models.sql.compiler import SQLCompiler
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 from django.utils.text import slugify
 
-from django_sitemaps_plus import pagination, render
+from django_sitemaps_plus import blocks, pagination, render
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.extensions.base import Extension, defined_before
 from django_sitemaps_plus.lastmod import LastmodSpec, format_w3c, latest, to_utc
@@ -49,6 +46,7 @@ from django_sitemaps_plus.location import (
     absolute_location,
     absolute_paths,
 )
+from django_sitemaps_plus.pagination import LastmodValue
 from django_sitemaps_plus.reads import (
     BATCH_ROWS,
     FIRST_BATCH_ROWS,
@@ -63,8 +61,6 @@ if TYPE_CHECKING:
     from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
 
 logger = logging.getLogger("django_sitemaps_plus")
-
-LastmodValue = dt.date | dt.datetime | None
 
 
 @dataclass(frozen=True)
@@ -719,93 +715,6 @@ class Section:
             yield from render.listed_urls(self, rows)
 
 
-class _PkPage(Func):
-    """The page of a row: ``(pk - 1) DIV width + 1``, integer division in SQL.
-
-    Truncating division is the same on SQLite, PostgreSQL and MySQL (whose
-    ``/`` is decimal, hence ``DIV``); keys at or below ``width`` are page 1.
-    ``field``: the key column, when rows are paged by another table's key
-    (django CMS's page contents by their page's).
-    """
-
-    output_field = models.IntegerField()
-
-    def __init__(self, width: int, field: str = "pk") -> None:
-        super().__init__(models.F(field))
-        self.width = int(width)
-
-    def as_sql(  # type: ignore[override]
-        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
-    ) -> tuple[str, Sequence[Any]]:
-        operator = "DIV" if connection.vendor == "mysql" else "/"
-        template = (
-            f"(CASE WHEN %(expressions)s <= {self.width} THEN 1 "
-            f"ELSE (%(expressions)s - 1) {operator} {self.width} + 1 END)"
-        )
-        return super().as_sql(compiler, connection, template=template, **extra_context)
-
-
-@dataclass(frozen=True)
-class BlockFigures:
-    """What one grouped query says of a block: its rows, their key sum, the
-    latest lastmod, and whether any row has none (the block's fingerprint)."""
-
-    count: int
-    key_sum: int
-    lastmod: LastmodValue = None
-    undated: bool = False
-
-
-def _block_figures(row: dict[str, Any]) -> BlockFigures:
-    return BlockFigures(row["_n"], int(row["_s"] or 0), None, bool(row.get("_u")))
-
-
-def _with_lastmods(
-    figures: dict[int, BlockFigures], lastmods: dict[int, list[LastmodValue]]
-) -> dict[int, BlockFigures]:
-    return {
-        block: replace(f, lastmod=latest(lastmods.get(block, [])))
-        for block, f in sorted(figures.items())
-    }
-
-
-def _runs(
-    missing: Sequence[int], ordered: Sequence[int], width: int
-) -> Iterator[tuple[int | None, int]]:
-    """Key ranges covering the ``missing`` blocks, each a run of them with no
-    other block of ``ordered`` in between: (exclusive start or None, end)."""
-    wanted = set(missing)
-    first: int | None = None
-    previous = 0
-    for block in ordered:
-        if block in wanted:
-            if first is None:
-                first = block
-            previous = block
-        elif first is not None:
-            yield _run_bounds(first, previous, width)
-            first = None
-    if first is not None:
-        yield _run_bounds(first, previous, width)
-
-
-def _run_bounds(first: int, last: int, width: int) -> tuple[int | None, int]:
-    return _block_bounds(first, width)[0], last * width
-
-
-def _block_bounds(block: int, width: int) -> tuple[int | None, int]:
-    """Block ``block``'s keys, ``after < key <= last``; block 1 also holds
-    the keys at or below 0 (``after`` None)."""
-    return (None if block == 1 else (block - 1) * width), block * width
-
-
-def _bounds(after: int | None, last: int) -> dict[str, int]:
-    """Filters for the keys ``after < pk <= last``."""
-    if after is None:
-        return {"pk__lte": last}
-    return {"pk__gt": after, "pk__lte": last}
-
-
 class ModelSection(Section):
     """A model's rows as sitemap URLs, paginated by primary key ranges.
 
@@ -879,7 +788,7 @@ class ModelSection(Section):
     def _pk_range(self, number: int, width: int | None = None) -> dict[str, int]:
         """Filters for the keys of range ``number``, ``width`` keys wide
         (default: ``items_per_file()``, for sections paged by fixed ranges)."""
-        return _bounds(*_block_bounds(number, width or self.items_per_file()))
+        return blocks.bounds(*blocks.block_bounds(number, width or self.items_per_file()))
 
     def _check_integer_pk(self) -> None:
         pk = self.get_model()._meta.pk
@@ -895,131 +804,6 @@ class ModelSection(Section):
         urls = max(1, min(pagination.BLOCK_URLS, self.get_limit() // 5))
         return max(1, urls // self.urls_per_item())
 
-    def _grouped(self, queryset: models.QuerySet[Any], width: int) -> dict[int, BlockFigures]:
-        """Rows, key sum and lastmod per block of ``queryset``, keyed by block.
-
-        Blocks are found from the largest key (one index lookup). Up to
-        ``RANGE_UNION_PAGES`` blocks, each lastmod group (see
-        ``LastmodSpec.page_aggregates``) is one query: a ``UNION ALL`` of one
-        aggregate per primary key range, each an index range scan with
-        nothing to sort. Past that (a huge or very sparse key space), one
-        ``GROUP BY`` block query per group. Either way a section's index costs
-        a constant number of queries.
-        """
-        self._check_integer_pk()
-        top = queryset.order_by().aggregate(_top=Max("pk"))["_top"]
-        if top is None:
-            return {}
-        last = 1 if top <= width else (top - 1) // width + 1
-        if last > self.RANGE_UNION_PAGES:
-            return self._grouped_by_page(queryset, width)
-        ranges = [(block, *_block_bounds(block, width)) for block in range(1, last + 1)]
-        return self._grouped_by_range(queryset, ranges)
-
-    def _related_filters(self, path: str, after: int | None, last: int) -> dict[str, Any]:
-        """Filters joining ``path``'s relation for the keys ``after < pk <=
-        last``: only rows with a value (an inner join) and, across a reverse
-        foreign key, the same key range on the foreign key column, so the
-        database reads the related rows of the range from the foreign key's
-        index."""
-        filters: dict[str, Any] = {f"{path}__isnull": False}
-        hop = path.split(LOOKUP_SEP, 1)[0]
-        field = self.get_model()._meta.get_field(hop)
-        if isinstance(field, models.ManyToOneRel):
-            key = f"{hop}{LOOKUP_SEP}{field.field.name}"
-            filters.update(
-                {f"{key}__{k.split('__')[1]}": v for k, v in _bounds(after, last).items()}
-            )
-        return filters
-
-    def _range_union(
-        self,
-        queryset: models.QuerySet[Any],
-        ranges: Sequence[tuple[int, int | None, int]],
-        aggregates: dict[str, Any],
-        related: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """One row of ``aggregates`` per key range (label, after, last),
-        labelled ``_sitemaps_page``: a UNION ALL of range aggregates.
-
-        ``related``: a many-valued lastmod path whose join (one per member,
-        all its conditions in one ``filter()``) the aggregates read.
-        """
-        members = [
-            queryset.filter(
-                **_bounds(after, last),
-                **(self._related_filters(related, after, last) if related else {}),
-            )
-            .order_by()
-            .annotate(_sitemaps_page=Value(label, output_field=models.IntegerField()))
-            .values("_sitemaps_page")
-            .annotate(**aggregates)
-            for label, after, last in ranges
-        ]
-        if len(members) <= 1:
-            return [row for member in members for row in member]
-        return list(members[0].union(*members[1:], all=True))
-
-    def _first_aggregates(self) -> tuple[dict[str, Any], list[str]]:
-        """The aggregates of every block's first query: rows, key sum, rows
-        without lastmod, and the latest of each single-valued lastmod path."""
-        groups = self.lastmod_spec.page_aggregates()
-        own = groups[0][1] if groups and groups[0][0] == "own" else []
-        own_aggregates = {f"_m{i}": Max(p.path) for i, p in enumerate(own)}
-        aggregates = {
-            "_n": Count("pk"),
-            "_s": Sum("pk"),
-            **self._undated_aggregate(),
-            **own_aggregates,
-        }
-        return aggregates, list(own_aggregates)
-
-    def _grouped_by_range(
-        self, queryset: models.QuerySet[Any], ranges: Sequence[tuple[int, int | None, int]]
-    ) -> dict[int, BlockFigures]:
-        """Figures of each key range (label, after, last) that has rows."""
-        queryset = queryset.order_by()
-        aggregates, own = self._first_aggregates()
-        figures: dict[int, BlockFigures] = {}
-        lastmods: dict[int, list[LastmodValue]] = {}
-        for row in self._range_union(queryset, ranges, aggregates):
-            if row["_n"]:
-                figures[row["_sitemaps_page"]] = _block_figures(row)
-                lastmods[row["_sitemaps_page"]] = [row[k] for k in own]
-        filled = [r for r in ranges if r[0] in figures]
-        for key, paths in self.lastmod_spec.page_aggregates():
-            if key == "own" or not filled:
-                continue
-            path = paths[0].path
-            for row in self._range_union(queryset, filled, {"_m": Max(path)}, related=path):
-                lastmods.setdefault(row["_sitemaps_page"], []).append(row["_m"])
-        return _with_lastmods(figures, lastmods)
-
-    def _undated_aggregate(self) -> dict[str, Any]:
-        """``_u``, the rows without a lastmod, where a row can have none."""
-        spec = self.lastmod_spec
-        if not spec.can_be_missing:
-            return {}
-        return {"_u": Count("pk", filter=spec.undated())}
-
-    def _grouped_by_page(
-        self, queryset: models.QuerySet[Any], width: int
-    ) -> dict[int, BlockFigures]:
-        base = queryset.order_by().annotate(_sitemaps_page=_PkPage(width))
-        base = base.values("_sitemaps_page")
-        aggregates, own = self._first_aggregates()
-        figures: dict[int, BlockFigures] = {}
-        lastmods: dict[int, list[LastmodValue]] = {}
-        for row in base.annotate(**aggregates).order_by("_sitemaps_page"):
-            figures[row["_sitemaps_page"]] = _block_figures(row)
-            lastmods[row["_sitemaps_page"]] = [row[k] for k in own]
-        for key, paths in self.lastmod_spec.page_aggregates():
-            if key == "own":
-                continue
-            for row in base.annotate(_m=Max(paths[0].path)):
-                lastmods.setdefault(row["_sitemaps_page"], []).append(row["_m"])
-        return _with_lastmods(figures, lastmods)
-
     # The layout ----------------------------------------------------------------
 
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
@@ -1031,23 +815,26 @@ class ModelSection(Section):
         """The section's files: its blocks' figures (constant queries), each
         block measured unless the URL count alone sizes files, packed."""
         width = self.block_width()
-        blocks = self._grouped(self.site_queryset(site), width)
-        if not blocks:
+        self._check_integer_pk()
+        figures = blocks.figures(
+            self.site_queryset(site), self.lastmod_spec, width, self.RANGE_UNION_PAGES
+        )
+        if not figures:
             return []
-        end_key = max(blocks) * width
+        end_key = max(figures) * width
         per_item = self.urls_per_item()
-        urls = sum(f.count for f in blocks.values()) * per_item
+        urls = sum(f.count for f in figures.values()) * per_item
         if self.measures_files() and not self.fits_unmeasured(urls):
-            units = self._measured_units(blocks, width, site)
+            units = self._measured_units(figures, width, site)
             return pagination.pack(units, self.get_limit(), self.measured_room(), end_key)
         units = [
             pagination.Unit(block * width, f.count * per_item, 0, f.lastmod, f.undated)
-            for block, f in sorted(blocks.items())
+            for block, f in sorted(figures.items())
         ]
         return pagination.pack(units, self.get_limit(), 0, end_key, measured=False)
 
     def _measured_units(
-        self, blocks: dict[int, BlockFigures], width: int, site: SiteContext
+        self, figures: dict[int, blocks.BlockFigures], width: int, site: SiteContext
     ) -> list[pagination.Unit]:
         """Each block's pieces: from the cache under its fingerprint, else
         rendered and measured (one query per run of blocks to measure)."""
@@ -1063,7 +850,7 @@ class ModelSection(Section):
             block: pagination.fingerprint_key(
                 signature, generation, width, block, f.count, f.key_sum, f.lastmod, f.undated
             )
-            for block, f in blocks.items()
+            for block, f in figures.items()
         }
         # Kept even with CACHE off (which is about the files): without them
         # every layout would render the whole section again.
@@ -1075,10 +862,10 @@ class ModelSection(Section):
         except Exception:
             cache = None
             logger.warning("Sitemap cache unavailable; measuring every block", exc_info=True)
-        ordered = sorted(blocks)
+        ordered = sorted(figures)
         missing = [block for block in ordered if keys[block] not in found]
         measured: dict[int, list[pagination.Unit]] = {block: [] for block in missing}
-        for after, last in _runs(missing, ordered, width):
+        for after, last in blocks.runs(missing, ordered, width):
             rows = self._measured_rows(after, last, site)
             for block, unit in pagination.pieces(rows, pagination.block_of(width)):
                 measured.setdefault(block, []).append(unit)
@@ -1114,7 +901,9 @@ class ModelSection(Section):
         span, fresh = self._file_span(number, site)
         if span is None or fresh:
             return None if span is None else span_info(span)
-        found = self._grouped_by_range(self.site_queryset(site), [(number, span.after, span.last)])
+        found = blocks.range_figures(
+            self.site_queryset(site), self.lastmod_spec, [(number, span.after, span.last)]
+        )
         if number not in found:
             return None
         figures = found[number]
@@ -1144,7 +933,7 @@ class ModelSection(Section):
     ) -> models.QuerySet[Any]:
         """The rows with ``after < pk <= last``, in key order."""
         rows: models.QuerySet[Any] = (
-            self.site_queryset(site).filter(**_bounds(after, last)).order_by("pk")
+            self.site_queryset(site).filter(**blocks.bounds(after, last)).order_by("pk")
         )
         return rows
 
@@ -1328,6 +1117,7 @@ __all__ = [
     "FIRST_BATCH_ROWS",
     "ContribSection",
     "LastmodCounts",
+    "LastmodValue",
     "ModelSection",
     "PageInfo",
     "Row",

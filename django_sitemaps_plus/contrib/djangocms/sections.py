@@ -36,6 +36,7 @@ from django.db.models.functions import Cast, Length, Substr
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
+from django_sitemaps_plus.blocks import PkPage
 from django_sitemaps_plus.contrib.djangocms.sites import as_cms_site
 from django_sitemaps_plus.contrib.pages import PageAlternates, PageEntry, alternate_links
 from django_sitemaps_plus.extensions.base import Extension
@@ -53,7 +54,6 @@ from django_sitemaps_plus.sections import (
     LastmodCounts,
     ModelSection,
     PageInfo,
-    _PkPage,
     day_of,
 )
 
@@ -281,7 +281,7 @@ class PageSection(ModelSection):
         rows = (
             self._contents_for(site)
             .order_by()
-            .annotate(_sitemaps_page=_PkPage(width, "page_id"))
+            .annotate(_sitemaps_page=PkPage(width, "page_id"))
             .values("_sitemaps_page")
             .annotate(_n=Count("pk"), _m=Max(lastmod_expression()))
             .order_by("_sitemaps_page")

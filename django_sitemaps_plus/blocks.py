@@ -1,0 +1,244 @@
+"""The key-range SQL of a ``ModelSection``: what each block of keys holds.
+
+A section's rows are cut into aligned primary key blocks (pagination.py);
+``figures`` gives every block's row count, key sum and latest lastmod in a
+constant number of queries (a ``UNION ALL`` of one range aggregate per block,
+or past ``union_blocks`` blocks one ``GROUP BY`` on the block number), and
+``range_figures`` the same for given key ranges (a file's, when it is served).
+``bounds`` and ``runs`` turn blocks into the key filters a page is read with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from django.db import models
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Count, Func, Max, Sum, Value
+from django.db.models.constants import LOOKUP_SEP
+from django.db.models.sql.compiler import SQLCompiler
+
+from django_sitemaps_plus.lastmod import LastmodSpec, latest
+from django_sitemaps_plus.pagination import LastmodValue
+
+
+class PkPage(Func):
+    """The page of a row: ``(pk - 1) DIV width + 1``, integer division in SQL.
+
+    Truncating division is the same on SQLite, PostgreSQL and MySQL (whose
+    ``/`` is decimal, hence ``DIV``); keys at or below ``width`` are page 1.
+    ``field``: the key column, when rows are paged by another table's key
+    (django CMS's page contents by their page's).
+    """
+
+    output_field = models.IntegerField()
+
+    def __init__(self, width: int, field: str = "pk") -> None:
+        super().__init__(models.F(field))
+        self.width = int(width)
+
+    def as_sql(  # type: ignore[override]
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
+    ) -> tuple[str, Sequence[Any]]:
+        operator = "DIV" if connection.vendor == "mysql" else "/"
+        template = (
+            f"(CASE WHEN %(expressions)s <= {self.width} THEN 1 "
+            f"ELSE (%(expressions)s - 1) {operator} {self.width} + 1 END)"
+        )
+        return super().as_sql(compiler, connection, template=template, **extra_context)
+
+
+@dataclass(frozen=True)
+class BlockFigures:
+    """What one grouped query says of a block: its rows, their key sum, the
+    latest lastmod, and whether any row has none (the block's fingerprint)."""
+
+    count: int
+    key_sum: int
+    lastmod: LastmodValue = None
+    undated: bool = False
+
+
+def _block_figures(row: dict[str, Any]) -> BlockFigures:
+    return BlockFigures(row["_n"], int(row["_s"] or 0), None, bool(row.get("_u")))
+
+
+def _with_lastmods(
+    figures: dict[int, BlockFigures], lastmods: dict[int, list[LastmodValue]]
+) -> dict[int, BlockFigures]:
+    return {
+        block: replace(f, lastmod=latest(lastmods.get(block, [])))
+        for block, f in sorted(figures.items())
+    }
+
+
+def runs(
+    missing: Sequence[int], ordered: Sequence[int], width: int
+) -> Iterator[tuple[int | None, int]]:
+    """Key ranges covering the ``missing`` blocks, each a run of them with no
+    other block of ``ordered`` in between: (exclusive start or None, end)."""
+    wanted = set(missing)
+    first: int | None = None
+    previous = 0
+    for block in ordered:
+        if block in wanted:
+            if first is None:
+                first = block
+            previous = block
+        elif first is not None:
+            yield _run_bounds(first, previous, width)
+            first = None
+    if first is not None:
+        yield _run_bounds(first, previous, width)
+
+
+def _run_bounds(first: int, last: int, width: int) -> tuple[int | None, int]:
+    return block_bounds(first, width)[0], last * width
+
+
+def block_bounds(block: int, width: int) -> tuple[int | None, int]:
+    """Block ``block``'s keys, ``after < key <= last``; block 1 also holds
+    the keys at or below 0 (``after`` None)."""
+    return (None if block == 1 else (block - 1) * width), block * width
+
+
+def bounds(after: int | None, last: int) -> dict[str, int]:
+    """Filters for the keys ``after < pk <= last``."""
+    if after is None:
+        return {"pk__lte": last}
+    return {"pk__gt": after, "pk__lte": last}
+
+
+def figures(
+    queryset: models.QuerySet[Any], spec: LastmodSpec, width: int, union_blocks: int
+) -> dict[int, BlockFigures]:
+    """Rows, key sum and lastmod per block of ``queryset``, keyed by block.
+
+    Blocks are found from the largest key (one index lookup). Up to
+    ``RANGE_UNION_PAGES`` blocks, each lastmod group (see
+    ``LastmodSpec.page_aggregates``) is one query: a ``UNION ALL`` of one
+    aggregate per primary key range, each an index range scan with
+    nothing to sort. Past that (a huge or very sparse key space), one
+    ``GROUP BY`` block query per group. Either way a section's index costs
+    a constant number of queries.
+    """
+    top = queryset.order_by().aggregate(_top=Max("pk"))["_top"]
+    if top is None:
+        return {}
+    last = 1 if top <= width else (top - 1) // width + 1
+    if last > union_blocks:
+        return _by_block_number(queryset, spec, width)
+    ranges = [(block, *block_bounds(block, width)) for block in range(1, last + 1)]
+    return range_figures(queryset, spec, ranges)
+
+
+def _related_filters(
+    model: type[models.Model], path: str, after: int | None, last: int
+) -> dict[str, Any]:
+    """Filters joining ``path``'s relation for the keys ``after < pk <=
+    last``: only rows with a value (an inner join) and, across a reverse
+    foreign key, the same key range on the foreign key column, so the
+    database reads the related rows of the range from the foreign key's
+    index."""
+    filters: dict[str, Any] = {f"{path}__isnull": False}
+    hop = path.split(LOOKUP_SEP, 1)[0]
+    field = model._meta.get_field(hop)
+    if isinstance(field, models.ManyToOneRel):
+        key = f"{hop}{LOOKUP_SEP}{field.field.name}"
+        filters.update({f"{key}__{k.split('__')[1]}": v for k, v in bounds(after, last).items()})
+    return filters
+
+
+def _range_union(
+    queryset: models.QuerySet[Any],
+    ranges: Sequence[tuple[int, int | None, int]],
+    aggregates: dict[str, Any],
+    related: str | None = None,
+) -> list[dict[str, Any]]:
+    """One row of ``aggregates`` per key range (label, after, last),
+    labelled ``_sitemaps_page``: a UNION ALL of range aggregates.
+
+    ``related``: a many-valued lastmod path whose join (one per member,
+    all its conditions in one ``filter()``) the aggregates read.
+    """
+    members = [
+        queryset.filter(
+            **bounds(after, last),
+            **(_related_filters(queryset.model, related, after, last) if related else {}),
+        )
+        .order_by()
+        .annotate(_sitemaps_page=Value(label, output_field=models.IntegerField()))
+        .values("_sitemaps_page")
+        .annotate(**aggregates)
+        for label, after, last in ranges
+    ]
+    if len(members) <= 1:
+        return [row for member in members for row in member]
+    return list(members[0].union(*members[1:], all=True))
+
+
+def _first_aggregates(spec: LastmodSpec) -> tuple[dict[str, Any], list[str]]:
+    """The aggregates of every block's first query: rows, key sum, rows
+    without lastmod, and the latest of each single-valued lastmod path."""
+    groups = spec.page_aggregates()
+    own = groups[0][1] if groups and groups[0][0] == "own" else []
+    own_aggregates = {f"_m{i}": Max(p.path) for i, p in enumerate(own)}
+    aggregates = {
+        "_n": Count("pk"),
+        "_s": Sum("pk"),
+        **_undated_aggregate(spec),
+        **own_aggregates,
+    }
+    return aggregates, list(own_aggregates)
+
+
+def range_figures(
+    queryset: models.QuerySet[Any],
+    spec: LastmodSpec,
+    ranges: Sequence[tuple[int, int | None, int]],
+) -> dict[int, BlockFigures]:
+    """Figures of each key range (label, after, last) that has rows."""
+    queryset = queryset.order_by()
+    aggregates, own = _first_aggregates(spec)
+    figures: dict[int, BlockFigures] = {}
+    lastmods: dict[int, list[LastmodValue]] = {}
+    for row in _range_union(queryset, ranges, aggregates):
+        if row["_n"]:
+            figures[row["_sitemaps_page"]] = _block_figures(row)
+            lastmods[row["_sitemaps_page"]] = [row[k] for k in own]
+    filled = [r for r in ranges if r[0] in figures]
+    for key, paths in spec.page_aggregates():
+        if key == "own" or not filled:
+            continue
+        path = paths[0].path
+        for row in _range_union(queryset, filled, {"_m": Max(path)}, related=path):
+            lastmods.setdefault(row["_sitemaps_page"], []).append(row["_m"])
+    return _with_lastmods(figures, lastmods)
+
+
+def _undated_aggregate(spec: LastmodSpec) -> dict[str, Any]:
+    """``_u``, the rows without a lastmod, where a row can have none."""
+    if not spec.can_be_missing:
+        return {}
+    return {"_u": Count("pk", filter=spec.undated())}
+
+
+def _by_block_number(
+    queryset: models.QuerySet[Any], spec: LastmodSpec, width: int
+) -> dict[int, BlockFigures]:
+    base = queryset.order_by().annotate(_sitemaps_page=PkPage(width))
+    base = base.values("_sitemaps_page")
+    aggregates, own = _first_aggregates(spec)
+    figures: dict[int, BlockFigures] = {}
+    lastmods: dict[int, list[LastmodValue]] = {}
+    for row in base.annotate(**aggregates).order_by("_sitemaps_page"):
+        figures[row["_sitemaps_page"]] = _block_figures(row)
+        lastmods[row["_sitemaps_page"]] = [row[k] for k in own]
+    for key, paths in spec.page_aggregates():
+        if key == "own":
+            continue
+        for row in base.annotate(_m=Max(paths[0].path)):
+            lastmods.setdefault(row["_sitemaps_page"], []).append(row["_m"])
+    return _with_lastmods(figures, lastmods)
