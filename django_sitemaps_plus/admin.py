@@ -15,7 +15,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_POST
 
-from django_sitemaps_plus import overview, site_validation
+from django_sitemaps_plus import names, overview, site_validation
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.models import SitemapOverview
 
@@ -97,7 +97,7 @@ class SitemapOverviewAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
     def file_view(self, request: HttpRequest, section: str, page: int) -> HttpResponse:
         """One file as an HTML table, without XSLT, 1,000 rows a page."""
-        context = self._context(request, f"sitemap-{section}-{page}.xml")
+        context = self._context(request, names.file_name(section, page))
         rows = overview.file_rows(request, section, page)
         if rows is None:
             raise Http404("No such sitemap file.")

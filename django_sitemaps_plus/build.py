@@ -50,7 +50,7 @@ from typing import IO, Any
 from django.core.files.storage import FileSystemStorage, Storage
 from django.urls import NoReverseMatch, reverse
 
-from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus import names, protocol, xml
 from django_sitemaps_plus.cache import Measured, gzip_chunks
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
@@ -74,8 +74,6 @@ LOCK_NAME = ".sitemaps-build.lock"
 CACHE_LOCK_SECONDS = 600
 #: A temporary file of ``storage.write_atomic`` (``.<name>.<hex>.tmp``).
 _TEMP_FILE_RE = re.compile(r"\.sitemap.*\.[0-9a-f]{32}\.tmp")
-#: The files a build writes, for ``--force`` to find the ones no manifest lists.
-_BUILT_FILE_RE = re.compile(r"sitemap-[a-z0-9][a-z0-9_-]*-[1-9][0-9]*\.(xml|txt)")
 
 
 class BuildRunning(RuntimeError):
@@ -138,10 +136,10 @@ def _remove_stale_temporaries(storage: Storage, prefix: str) -> list[str]:
     directory = storage.path(storage_name("", prefix) or ".")
     removed = []
     try:
-        names = os.listdir(directory)
+        listed = os.listdir(directory)
     except FileNotFoundError:
         return []
-    for name in names:
+    for name in listed:
         if _TEMP_FILE_RE.fullmatch(name):
             os.unlink(os.path.join(directory, name))
             removed.append(name)
@@ -187,7 +185,7 @@ def _file_loc(site: SiteContext, section: str, page: int, ext: str) -> str:
         path = reverse(f"sitemaps_plus:{name}", kwargs={"section": section, "page": page})
     except NoReverseMatch:
         # The app's URLs are not included: files are served from the site root.
-        path = f"/{storage_name(f'sitemap-{section}-{page}.{ext}')}"
+        path = f"/{storage_name(names.file_name(section, page, ext))}"
     return site.absolute(path)
 
 
@@ -287,13 +285,13 @@ def _write_interim_index(
     lastmods are never older than those files' (at worst newer than a file
     not rewritten yet, which costs a crawler one needless fetch).
     """
-    planned = {f"sitemap-{s.get_name()}-{p.number}.xml": p.lastmod for s, p in plan}
+    planned = {names.file_name(s.get_name(), p.number): p.lastmod for s, p in plan}
     entries: list[str] = []
     moved = False
     for name in sorted(previous):
-        match = re.fullmatch(r"sitemap-(.+)-([1-9][0-9]*)\.xml", name)
+        match = names.FILE_NAME_RE.fullmatch(name)
         info = previous[name]
-        if match is None or not isinstance(info, dict):
+        if match is None or match["ext"] != "xml" or not isinstance(info, dict):
             continue
         old_text = info.get("lastmod")
         old_value = _lastmod_value(old_text)
@@ -317,13 +315,13 @@ def _write_interim_index(
 def _built_files(storage: Storage, prefix: str) -> set[str]:
     """The built section files in the storage's build folder, manifest or not."""
     try:
-        _, names = storage.listdir(storage_name("", prefix) or ".")
+        _, listed = storage.listdir(storage_name("", prefix) or ".")
     except (FileNotFoundError, NotImplementedError, OSError):
         return set()
     return {
         name.removesuffix(".gz")
-        for name in names
-        if _BUILT_FILE_RE.fullmatch(name.removesuffix(".gz"))
+        for name in listed
+        if names.FILE_NAME_RE.fullmatch(name.removesuffix(".gz"))
     }
 
 
@@ -411,7 +409,7 @@ def _build(
     entries: list[str] = []
     for section, page in plan:
         name = section.get_name()
-        file_name = f"sitemap-{name}-{page.number}.xml"
+        file_name = names.file_name(name, page.number)
         writer.write(
             file_name,
             xml.stream_urlset(
@@ -427,7 +425,7 @@ def _build(
         if progress:
             progress(done, total, file_name)
         if text:
-            text_name = f"sitemap-{name}-{page.number}.txt"
+            text_name = names.file_name(name, page.number, "txt")
             writer.write(
                 text_name,
                 xml.stream_text(section.page_locations(page.number, site)),

@@ -449,7 +449,8 @@ def _loc_length_errors(where: str, length: Any) -> list[CheckMessage]:
 @register(Tags.compatibility)
 def check_sections(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> list[CheckMessage]:
     from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
-    from django_sitemaps_plus.registry import SECTION_NAME_RE, site
+    from django_sitemaps_plus.names import SECTION_NAME_RE
+    from django_sitemaps_plus.registry import site
     from django_sitemaps_plus.sections import ModelSection, call_with_site
 
     errors: list[CheckMessage] = []

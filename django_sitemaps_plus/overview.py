@@ -14,6 +14,7 @@ from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import mark_safe
 
+from django_sitemaps_plus import names
 from django_sitemaps_plus.cache import LastmodValue, remember
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.location import SiteContext, site_context
@@ -107,7 +108,7 @@ def sections(request: HttpRequest) -> list[SectionRow]:
                     "sitemaps_plus:section", kwargs={"section": name, "page": page.number}
                 )
             except NoReverseMatch:
-                path = f"/sitemap-{name}-{page.number}.xml"
+                path = f"/{names.file_name(name, page.number)}"
             row.files.append(FileRow(page.number, path, page.url_count, page.lastmod))
         # A grouped scan of the section: remembered like its files.
         row.counts = remember(

@@ -8,19 +8,19 @@ registration with the class. ``register(SectionSubclass)`` and
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from django.db import models
 
+from django_sitemaps_plus import names
 from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
 from django_sitemaps_plus.sections import ModelSection, Section
 
 SectionT = TypeVar("SectionT", bound=type[Any])
 
-#: Section names appear in file names: a lowercase slug.
-SECTION_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
+#: Section names appear in file names: a lowercase slug (``names.py``).
+SECTION_NAME_RE = names.SECTION_NAME_RE
 
 
 class AlreadyRegistered(Exception):

@@ -34,9 +34,8 @@ from django.db.models import Count
 from django.db.models.functions import Cast
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
-from django.utils.text import slugify
 
-from django_sitemaps_plus import blocks, pagination, render
+from django_sitemaps_plus import blocks, names, pagination, render
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.extensions.base import Extension, defined_before
 from django_sitemaps_plus.lastmod import LastmodSpec, format_w3c, latest, to_utc
@@ -254,7 +253,7 @@ class Section:
         if self.name:
             return self.name
         stem = type(self).__name__.removesuffix("Section").removesuffix("Sitemap")
-        return slugify(stem) or "pages"
+        return names.section_name(stem, "pages")
 
     def own_site(self, site: SiteContext) -> SiteContext:
         """The scheme and host this section's URLs (and its files in the
@@ -755,7 +754,7 @@ class ModelSection(Section):
     def get_name(self) -> str:
         if self.name:
             return self.name
-        return slugify(str(self.get_model()._meta.verbose_name_plural))
+        return names.section_name(str(self.get_model()._meta.verbose_name_plural), "")
 
     def get_queryset(self, site: Any = None) -> models.QuerySet[Any]:
         """The rows listed. ``site`` is the request's site object

@@ -15,7 +15,7 @@ from django.urls import URLPattern, path, register_converter
 from django.urls.converters import IntConverter, StringConverter
 from django.urls.resolvers import ResolverMatch, RoutePattern
 
-from django_sitemaps_plus import indexnow, stylesheet, views
+from django_sitemaps_plus import indexnow, names, stylesheet, views
 from django_sitemaps_plus.conf import conf
 
 app_name = "sitemaps_plus"
@@ -29,9 +29,10 @@ class PageConverter(IntConverter):
 
 
 class SectionConverter(StringConverter):
-    """A section name: a lowercase slug (see ``registry.SECTION_NAME_RE``)."""
+    """A section name: a lowercase slug (``names.SECTION_NAME_PATTERN``)."""
 
-    regex = "[a-z0-9][a-z0-9_-]*?"
+    # Lazy: in ``sitemap-<section>-<page>.xml`` the name stops before "-<page>".
+    regex = f"{names.SECTION_NAME_PATTERN}?"
 
 
 class RegisteredSectionConverter(StringConverter):

@@ -33,7 +33,7 @@ from django.http import (
 from django.urls import reverse
 
 from django_sitemaps_plus import cache as sitemap_cache
-from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus import names, protocol, xml
 from django_sitemaps_plus.cache import Prepared, Source
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
@@ -301,7 +301,7 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Se
     source = Source(
         [found], XML_CONTENT_TYPE if ext == "xml" else TEXT_CONTENT_TYPE, prepare, page_info
     )
-    return site, source, f"sitemap-{section}-{page}.{ext}"
+    return site, source, names.file_name(section, page, ext)
 
 
 def _section_xml(request: HttpRequest, section: str, page: int) -> Served:

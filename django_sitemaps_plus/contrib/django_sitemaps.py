@@ -13,9 +13,8 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.db import models
-from django.utils.text import slugify
 
-from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus import names, protocol, xml
 from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import SiteContext, absolute_location
 from django_sitemaps_plus.sections import PageInfo, Section, latest_of_all
@@ -153,7 +152,7 @@ class ContribSection(Section):
         if self.name:
             return self.name
         cls = self.sitemap_class or type(self._shared)
-        return slugify(cls.__name__.removesuffix("Sitemap")) or "sitemap"
+        return names.section_name(cls.__name__.removesuffix("Sitemap"), "sitemap")
 
     def own_site(self, site: SiteContext) -> SiteContext:
         """``site`` with the sitemap's own ``protocol`` when it sets one:
