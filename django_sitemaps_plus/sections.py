@@ -37,7 +37,7 @@ from django.utils import translation
 
 from django_sitemaps_plus import blocks, names, pagination, render
 from django_sitemaps_plus.conf import conf
-from django_sitemaps_plus.extensions.base import Extension, defined_before
+from django_sitemaps_plus.extensions.base import Extension, defined_before, loc_budget
 from django_sitemaps_plus.lastmod import LastmodSpec, format_w3c, latest, to_utc
 from django_sitemaps_plus.location import (
     LocationTemplate,
@@ -352,8 +352,7 @@ class Section:
         """The most bytes one legal ``<url>`` entry of this section can take:
         the tags, a location of ``max_loc_length`` characters each written as
         six bytes (``&quot;``), and the extensions' largest children."""
-        loc_bytes = self.get_max_loc_length() * pagination.WORST_BYTES_PER_CHARACTER
-        return render.URL_TAGS_BYTES + loc_bytes + self.max_children_bytes()
+        return render.URL_TAGS_BYTES + loc_budget(self) + self.max_children_bytes()
 
     def urls_per_file(self) -> int:
         """URLs per file for a section sized by count: the limit, lowered so

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from django.db import models
 
 from django_sitemaps_plus import names, protocol, xml
+from django_sitemaps_plus.extensions.hreflang import XHTML_PREFIX, alternate_link
 from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import SiteContext, absolute_location
 from django_sitemaps_plus.sections import PageInfo, Section, latest_of_all
@@ -97,7 +98,7 @@ class ContribSection(Section):
     file's URLs (which costs a pass over the items when ``lastmod`` is set).
     """
 
-    XHTML_PREFIX: ClassVar[str] = "xhtml"
+    XHTML_PREFIX: ClassVar[str] = XHTML_PREFIX
     #: Pages follow the sitemap's paginator; entries come from its ``get_urls()``.
     defines_own_pages: ClassVar[bool] = True
     writes_own_entries: ClassVar[bool] = True
@@ -279,7 +280,4 @@ class ContribSection(Section):
         for alternate in alternates:
             href, _ = absolute_location(alternate["location"], site)
             if href is not None:
-                yield (
-                    f'<xhtml:link rel="alternate" hreflang="{xml.escape(alternate["lang_code"])}"'
-                    f' href="{xml.escape(href)}"/>'
-                )
+                yield alternate_link(xml.escape(alternate["lang_code"]), xml.escape(href))

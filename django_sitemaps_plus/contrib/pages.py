@@ -20,14 +20,18 @@ from django.utils.translation import gettext_lazy as _
 
 from django_sitemaps_plus import protocol, xml
 from django_sitemaps_plus.extensions.base import Extension, loc_budget
-from django_sitemaps_plus.extensions.hreflang import X_DEFAULT, hreflang_code
+from django_sitemaps_plus.extensions.hreflang import (
+    LINK_TAGS_BYTES,
+    X_DEFAULT,
+    XHTML_PREFIX,
+    alternate_link,
+    hreflang_code,
+)
 from django_sitemaps_plus.extensions.images import DEFAULT_MAX_PER_URL, Images
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.location import SiteContext
     from django_sitemaps_plus.sections import Section
-
-_LINK_TAGS = '<xhtml:link rel="alternate" hreflang="" href=""/>'
 
 
 @dataclass(eq=False)
@@ -59,17 +63,11 @@ def alternate_links(
     versions = sorted(versions)
     if len(versions) < max(1, minimum):
         return ""
-    links = [
-        f'<xhtml:link rel="alternate" hreflang="{hreflang_code(language)}" '
-        f'href="{xml.escape(url)}"/>'
-        for language, url in versions
-    ]
+    links = [alternate_link(hreflang_code(language), xml.escape(url)) for language, url in versions]
     if x_default:
         for language, url in versions:
             if language == x_default:
-                links.append(
-                    f'<xhtml:link rel="alternate" hreflang="{X_DEFAULT}" href="{xml.escape(url)}"/>'
-                )
+                links.append(alternate_link(X_DEFAULT, xml.escape(url)))
                 break
     return "".join(links)
 
@@ -82,7 +80,7 @@ class PageAlternates(Extension):
     ``x_default`` check); ``setting`` names where they are configured.
     """
 
-    prefix: ClassVar[str] = "xhtml"
+    prefix: ClassVar[str] = XHTML_PREFIX
     namespace: ClassVar[str] = protocol.XHTML_NS
 
     def __init__(self, languages: Callable[[], Sequence[str]], setting: str) -> None:
@@ -93,7 +91,7 @@ class PageAlternates(Extension):
         codes = list(self.languages())
         links = len(codes) + (1 if section.x_default else 0)
         longest = max([len(hreflang_code(c)) for c in codes] + [len(X_DEFAULT)])
-        return links * (len(_LINK_TAGS) + longest + loc_budget(section))
+        return links * (LINK_TAGS_BYTES + longest + loc_budget(section))
 
     def children(self, section: Any, item: Any, data: Any, site: SiteContext) -> str:
         return str(item.alternates)

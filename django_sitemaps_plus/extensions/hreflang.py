@@ -27,7 +27,7 @@ measured bytes (pagination.py), so a file never passes 52,428,800 bytes.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 from urllib.parse import urlsplit
 
 from django.apps import apps
@@ -51,7 +51,20 @@ if TYPE_CHECKING:
     from django_sitemaps_plus.sections import Section
 
 X_DEFAULT = rules.X_DEFAULT
-_LINK_TAGS = '<xhtml:link rel="alternate" hreflang="" href=""/>'
+#: The prefix ``alternate_link`` writes, declared on the root of a file that
+#: holds alternates (with ``protocol.XHTML_NS``).
+XHTML_PREFIX: Final = "xhtml"
+
+
+def alternate_link(hreflang: str, href: str) -> str:
+    """One ``xhtml:link rel="alternate"``: the markup of every alternate this
+    app writes (``Hreflang``, the CMS sections' ``PageAlternates``, a contrib
+    sitemap's ``alternates``). ``hreflang`` and ``href`` are escaped already."""
+    return f'<xhtml:link rel="alternate" hreflang="{hreflang}" href="{href}"/>'
+
+
+#: The bytes of an alternate besides its hreflang and href.
+LINK_TAGS_BYTES: Final = len(alternate_link("", ""))
 
 
 def hreflang_code(language: str) -> str:
@@ -85,7 +98,7 @@ class Hreflang(Extension):
         the one you want (``{"en": "en-GB"}``).
     """
 
-    prefix: ClassVar[str] = "xhtml"
+    prefix: ClassVar[str] = XHTML_PREFIX
     namespace: ClassVar[str] = protocol.XHTML_NS
     gives_versions: ClassVar[bool] = True
 
@@ -138,7 +151,7 @@ class Hreflang(Extension):
         languages = self.get_languages()
         links = len(languages) + (1 if self.default_language() else 0)
         longest_code = max([len(self.get_code(lang)) for lang in languages] + [len(X_DEFAULT)])
-        return links * (len(_LINK_TAGS) + longest_code + loc_budget(section))
+        return links * (LINK_TAGS_BYTES + longest_code + loc_budget(section))
 
     # Which languages each item exists in ------------------------------------------
 
@@ -214,14 +227,9 @@ class Hreflang(Extension):
         if not urls:
             return ()
         escape = xml.escape
-        links = [
-            f'<xhtml:link rel="alternate" hreflang="{code}" href="{escape(url)}"/>'
-            for code, url, _ in urls
-        ]
+        links = [alternate_link(code, escape(url)) for code, url, _ in urls]
         if default_url is not None:
-            links.append(
-                f'<xhtml:link rel="alternate" hreflang="{X_DEFAULT}" href="{escape(default_url)}"/>'
-            )
+            links.append(alternate_link(X_DEFAULT, escape(default_url)))
         children = "".join(links)
         return [(url, children) for _, url, local in urls if local]
 

@@ -39,6 +39,7 @@ from django_sitemaps_plus import protocol, xml
 from django_sitemaps_plus.extensions.base import Extension, resolve_field
 from django_sitemaps_plus.extensions.rules import news as rules
 from django_sitemaps_plus.lastmod import format_w3c, latest
+from django_sitemaps_plus.pagination import WORST_BYTES_PER_CHARACTER
 from django_sitemaps_plus.sections import ModelSection, PageInfo, Section
 
 if TYPE_CHECKING:
@@ -49,9 +50,6 @@ _NEWS_TAGS = (
     "</news:publication><news:publication_date>2000-01-01T00:00:00Z</news:publication_date>"
     "<news:title></news:title></news:news>"
 )
-#: Bytes one character of free text may take once UTF-8 encoded and escaped
-#: ("&quot;" is six bytes).
-_CHAR_BYTES = 6
 
 
 @dataclass(frozen=True)
@@ -88,8 +86,8 @@ class News(Extension):
 
     def max_bytes(self, section: Section) -> int:
         assert isinstance(section, NewsSection)
-        name = len(section.publication_name or "") * _CHAR_BYTES
-        return len(_NEWS_TAGS) + name + 8 + section.max_title_length * _CHAR_BYTES
+        name = len(section.publication_name or "") * WORST_BYTES_PER_CHARACTER
+        return len(_NEWS_TAGS) + name + 8 + section.max_title_length * WORST_BYTES_PER_CHARACTER
 
     def fetch(self, section: Section, items: Sequence[Any]) -> Sequence[Any]:
         assert isinstance(section, NewsSection)
