@@ -18,8 +18,6 @@ import datetime as dt
 import html
 import inspect
 import logging
-import sys
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -27,7 +25,6 @@ from functools import lru_cache
 from itertools import islice
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, ObjectDoesNotExist
 from django.db import connections, models
 from django.db.models import Count
@@ -35,7 +32,7 @@ from django.db.models.functions import Cast
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
-from django_sitemaps_plus import blocks, names, pagination, render
+from django_sitemaps_plus import blocks, layout, names, pagination, render
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.extensions.base import Extension, defined_before, loc_budget
 from django_sitemaps_plus.lastmod import LastmodSpec, format_w3c, latest, to_utc
@@ -55,8 +52,6 @@ from django_sitemaps_plus.reads import (
 from django_sitemaps_plus.render import EntryWriter, Row
 
 if TYPE_CHECKING:
-    from django.core.cache import BaseCache
-
     from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
 
 logger = logging.getLogger("django_sitemaps_plus")
@@ -122,13 +117,6 @@ def span_info(span: pagination.Span) -> PageInfo:
     """The index's view of a file of a section's layout; the span travels
     with it (``prepared``), so the file's rows are read from its key range."""
     return PageInfo(span.number, span.lastmod, span.urls, prepared=span, entry_bytes=span.size)
-
-
-def span_numbered(spans: Sequence[pagination.Span], number: int) -> pagination.Span | None:
-    """The file ``number`` of a layout, if it has one."""
-    if 1 <= number <= len(spans) and spans[number - 1].number == number:
-        return spans[number - 1]
-    return None
 
 
 @lru_cache(maxsize=256)
@@ -457,7 +445,7 @@ class Section:
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
         items = call_with_site(self.items, site)
         if self._measures_items(items):
-            return [span_info(span) for span in self._layout(site, refresh=True)]
+            return [span_info(span) for span in layout.current(self, site, refresh=True)]
         size = self.items_per_file()
         per_item = self.urls_per_item()
         if isinstance(items, models.QuerySet):
@@ -482,115 +470,9 @@ class Section:
             )
         return pages
 
-    def _layout(self, site: SiteContext, refresh: bool = False) -> list[pagination.Span]:
-        """The files of a measured section: the layout the index computed last
-        (``refresh``: compute it now), kept in the cache until a save."""
-        return self._remembered_layout(site, refresh)[0]
-
-    def _remembered_layout(
-        self, site: SiteContext, refresh: bool = False
-    ) -> tuple[list[pagination.Span], bool]:
-        """The layout the index computed last, and whether it was computed
-        just now (none kept, or ``refresh``, as the index asks).
-
-        Kept in the cache whatever ``CACHE`` says (that setting is about the
-        files), under the site and the section's settings, not its version:
-        a file is always the one the latest index listed.
-        """
-        from django_sitemaps_plus.cache import get_cache
-
-        key = pagination.fingerprint_key("layout", self._layout_signature(site))
-        cache: BaseCache | None = None
-        try:
-            cache = get_cache()
-            held = None if refresh else cache.get(key)
-        except Exception:
-            cache, held = None, None
-            logger.warning("Sitemap cache unavailable; laying files out anew", exc_info=True)
-        if isinstance(held, tuple) and len(held) == 1:
-            return cast("list[pagination.Span]", held[0]), False
-        spans = self._compute_layout(site)
-        if cache is not None:
-            try:
-                cache.set(key, (spans,), timeout=pagination.PIECES_TIMEOUT)
-            except Exception:
-                logger.warning("Sitemap cache: could not keep the layout", exc_info=True)
-        return spans, True
-
-    def _file_span(self, number: int, site: SiteContext) -> tuple[pagination.Span | None, bool]:
-        """File ``number`` of the kept layout, and whether the layout was just
-        computed. A number the kept layout lacks is looked up again in a new
-        one: rows may have come since it was kept (an empty section's first)."""
-        spans, fresh = self._remembered_layout(site)
-        span = span_numbered(spans, number)
-        if span is None and not fresh:
-            spans, fresh = self._remembered_layout(site, refresh=True)
-            span = span_numbered(spans, number)
-        return span, fresh
-
-    def _forget_sizes(self, site: SiteContext) -> None:
-        """A file outgrew the sizes its layout was made from (rows changed
-        with no save signal and no lastmod change): drop the kept layout and
-        every measured block of the section, so the next request measures
-        it anew."""
-        from django_sitemaps_plus.cache import get_cache
-
-        try:
-            cache = get_cache()
-            cache.delete(pagination.fingerprint_key("layout", self._layout_signature(site)))
-            cache.set(self._sizes_generation_key(), uuid.uuid4().hex, timeout=None)
-        except Exception:
-            logger.warning("Sitemap cache: could not forget measured sizes", exc_info=True)
-
-    def _sizes_generation_key(self) -> str:
-        return pagination.fingerprint_key("generation", self.get_name())
-
-    def _layout_signature(self, site: SiteContext) -> str:
-        """What the layout and a block's entries depend on besides the rows:
-        the site, the language, and the section's settings."""
-        extensions = [
-            (type(ext).__qualname__, sorted((k, repr(v)) for k, v in vars(ext).items()
-                                            if isinstance(v, str | int | float | bool | None)))
-            for ext in self.extensions
-        ]  # fmt: skip
-        return repr(
-            (
-                type(self).__module__,
-                type(self).__qualname__,
-                self.get_name(),
-                site.cache_key,
-                translation.get_language(),
-                getattr(settings, "ROOT_URLCONF", None),
-                getattr(self, "url_name", None),
-                self.get_limit(),
-                self.get_max_loc_length(),
-                self.changefreq,
-                str(self.priority),
-                extensions,
-            )
-        )
-
     def _compute_layout(self, site: SiteContext) -> list[pagination.Span]:
-        return self._measured_layout(site)
-
-    def _measured_layout(self, site: SiteContext) -> list[pagination.Span]:
-        """Every item's entries rendered once and measured, then packed into
-        files; an item's key is its position (1, 2, ...)."""
-        items = call_with_site(self.items, site)
-        if isinstance(items, models.QuerySet):
-            items = items.iterator(chunk_size=BATCH_ROWS)
-        iterator = iter(items)
-
-        def measured() -> Iterator[tuple[int, int, int, str | None]]:
-            position = 0
-            while batch := list(islice(iterator, BATCH_ROWS)):
-                rows = self._plain_rows(batch, [self.lastmod(item) for item in batch], site)
-                for row, entries in zip(rows, render.entries_per_row(self, rows, site)):
-                    position += 1
-                    yield position, len(entries), pagination.entry_bytes(entries), row[2]
-
-        units = [unit for _, unit in pagination.pieces(measured(), lambda key: 1)]
-        return pagination.pack(units, self.get_limit(), self.measured_room(), sys.maxsize)
+        """The section's files, computed now (``layout.remembered`` keeps them)."""
+        return layout.measured_items(self, call_with_site(self.items, site), site)
 
     def measured_room(self) -> int:
         """Bytes a measured file's entries are packed to (``MEASURED_FILL``
@@ -626,7 +508,7 @@ class Section:
         items = call_with_site(self.items, site)
         span = None
         if self._measures_items(items):
-            span = self._file_span(number, cast(SiteContext, site))[0]
+            span = layout.file_span(self, number, cast(SiteContext, site))[0]
             if span is None:
                 return [], None
             start, stop = span.after or 0, span.last
@@ -675,7 +557,7 @@ class Section:
             self.get_name(),
             number,
             pagination.room(self.namespaces()),
-            on_full=lambda: self._forget_sizes(site),
+            on_full=lambda: layout.forget_sizes(self, site),
         )
         batches = (render.entries(self, rows, site) for rows in self._page_rows(number, site, info))
         return pagination.guarded(batches, guard)
@@ -716,11 +598,10 @@ class Section:
 class ModelSection(Section):
     """A model's rows as sitemap URLs, paginated by primary key ranges.
 
-    Page *n* holds the rows with ``(n-1)*w < pk <= n*w`` (``w`` = URLs per
-    file): a keyset range, so page 20 costs what page 1 costs; new rows only
-    ever touch the last page, and an edited or deleted row changes only its
-    own file, so unchanged files keep their lastmod. A sparse key space gives
-    fuller and emptier files; empty ranges are not listed.
+    Each file is a key range made of whole key blocks (``blocks.py``), packed
+    as full as the rows' URLs and bytes allow (``layout.py``,
+    ``pagination.py``): file 20 costs what file 1 costs, new rows only ever
+    touch the last file, and unchanged files keep their lastmod.
     """
 
     model: type[models.Model] | None = None
@@ -807,7 +688,7 @@ class ModelSection(Section):
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
         # Computed from the rows each time (the figures' constant queries;
         # measured blocks come from the cache), and kept for the files.
-        return [span_info(span) for span in self._layout(site, refresh=True)]
+        return [span_info(span) for span in layout.current(self, site, refresh=True)]
 
     def _compute_layout(self, site: SiteContext) -> list[pagination.Span]:
         """The section's files: its blocks' figures (constant queries), each
@@ -823,7 +704,7 @@ class ModelSection(Section):
         per_item = self.urls_per_item()
         urls = sum(f.count for f in figures.values()) * per_item
         if self.measures_files() and not self.fits_unmeasured(urls):
-            units = self._measured_units(figures, width, site)
+            units = layout.measured_units(self, figures, width, site)
             return pagination.pack(units, self.get_limit(), self.measured_room(), end_key)
         units = [
             pagination.Unit(block * width, f.count * per_item, 0, f.lastmod, f.undated)
@@ -831,72 +712,13 @@ class ModelSection(Section):
         ]
         return pagination.pack(units, self.get_limit(), 0, end_key, measured=False)
 
-    def _measured_units(
-        self, figures: dict[int, blocks.BlockFigures], width: int, site: SiteContext
-    ) -> list[pagination.Unit]:
-        """Each block's pieces: from the cache under its fingerprint, else
-        rendered and measured (one query per run of blocks to measure)."""
-        from django_sitemaps_plus.cache import get_cache
-
-        signature = self._layout_signature(site)
-        try:
-            # Bumped by ``_forget_sizes``: every block is measured again.
-            generation = get_cache().get(self._sizes_generation_key())
-        except Exception:
-            generation = None
-        keys = {
-            block: pagination.fingerprint_key(
-                signature, generation, width, block, f.count, f.key_sum, f.lastmod, f.undated
-            )
-            for block, f in figures.items()
-        }
-        # Kept even with CACHE off (which is about the files): without them
-        # every layout would render the whole section again.
-        cache: BaseCache | None = None
-        found: dict[str, Any] = {}
-        try:
-            cache = get_cache()
-            found = cache.get_many(list(keys.values()))
-        except Exception:
-            cache = None
-            logger.warning("Sitemap cache unavailable; measuring every block", exc_info=True)
-        ordered = sorted(figures)
-        missing = [block for block in ordered if keys[block] not in found]
-        measured: dict[int, list[pagination.Unit]] = {block: [] for block in missing}
-        for after, last in blocks.runs(missing, ordered, width):
-            rows = self._measured_rows(after, last, site)
-            for block, unit in pagination.pieces(rows, pagination.block_of(width)):
-                measured.setdefault(block, []).append(unit)
-        if cache is not None and missing:
-            try:
-                cache.set_many(
-                    {keys[block]: measured[block] for block in missing},
-                    timeout=pagination.PIECES_TIMEOUT,
-                )
-            except Exception:
-                logger.warning("Sitemap cache: could not store measured blocks", exc_info=True)
-        return [
-            unit
-            for block in ordered
-            for unit in (measured[block] if block in measured else found[keys[block]])
-        ]
-
-    def _measured_rows(
-        self, after: int | None, last: int, site: SiteContext
-    ) -> Iterator[tuple[int, int, int, str | None]]:
-        """(key, URLs, bytes, lastmod text) of each row with ``after < key
-        <= last``: its entries rendered as for the file, and measured."""
-        for rows in self._range_rows(after, last, site):
-            for row, entries in zip(rows, render.entries_per_row(self, rows, site)):
-                yield self.item_pk(row[0]), len(entries), pagination.entry_bytes(entries), row[2]
-
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         """File ``number`` of the layout, with its rows' figures read now (one
         aggregate per lastmod group, as the index's): a write that bypassed
         the save signals still shows in the file's lastmod and URL count."""
         if number < 1:
             return None
-        span, fresh = self._file_span(number, site)
+        span, fresh = layout.file_span(self, number, site)
         if span is None or fresh:
             return None if span is None else span_info(span)
         found = blocks.range_figures(
@@ -914,7 +736,7 @@ class ModelSection(Section):
         """File ``number``'s key range: what ``page_info`` found, or the layout's."""
         if info is not None and isinstance(info.prepared, pagination.Span):
             return info.prepared
-        return self._file_span(number, cast(SiteContext, site))[0]
+        return layout.file_span(self, number, cast(SiteContext, site))[0]
 
     def _page_queryset(
         self, number: int, info: PageInfo | None = None, site: SiteContext | None = None

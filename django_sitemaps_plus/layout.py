@@ -1,0 +1,217 @@
+"""A section's layout, made and kept: which rows each of its files holds.
+
+``pagination`` packs units into files; this module gives it the units and
+keeps what it made. The layout the index computes last is kept in the cache
+(``remembered``), so a file is always the one the crawler's index listed;
+a measured block's pieces are kept under its fingerprint (``measured_units``),
+so only blocks whose rows changed are rendered again; and when a file outgrew
+its layout (``pagination.FileGuard``), ``forget_sizes`` drops both. Both are
+kept whatever ``CACHE`` says (that setting is about the files): without them
+every layout would render the whole section again. docs/pagination.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import uuid
+from collections.abc import Iterator, Sequence
+from itertools import islice
+from typing import TYPE_CHECKING, Any, cast
+
+from django.conf import settings
+from django.db import models
+from django.utils import translation
+
+from django_sitemaps_plus import blocks, pagination, render
+from django_sitemaps_plus import cache as sitemap_cache
+from django_sitemaps_plus.reads import BATCH_ROWS
+
+if TYPE_CHECKING:
+    from django.core.cache import BaseCache
+
+    from django_sitemaps_plus.location import SiteContext
+    from django_sitemaps_plus.sections import ModelSection, Section
+
+logger = logging.getLogger("django_sitemaps_plus")
+
+#: (key, URLs, bytes, lastmod text) of one measured row.
+Measured = tuple[int, int, int, "str | None"]
+
+
+def current(section: Section, site: SiteContext, refresh: bool = False) -> list[pagination.Span]:
+    """The files of a section: the layout the index computed last
+    (``refresh``: compute it now), kept in the cache until a save."""
+    return remembered(section, site, refresh)[0]
+
+
+def remembered(
+    section: Section, site: SiteContext, refresh: bool = False
+) -> tuple[list[pagination.Span], bool]:
+    """The layout the index computed last, and whether it was computed
+    just now (none kept, or ``refresh``, as the index asks).
+
+    Kept under the site and the section's settings, not its version: a file
+    is always the one the latest index listed.
+    """
+    key = pagination.fingerprint_key("layout", signature(section, site))
+    cache: BaseCache | None = None
+    try:
+        cache = sitemap_cache.get_cache()
+        held = None if refresh else cache.get(key)
+    except Exception:
+        cache, held = None, None
+        logger.warning("Sitemap cache unavailable; laying files out anew", exc_info=True)
+    if isinstance(held, tuple) and len(held) == 1:
+        return cast("list[pagination.Span]", held[0]), False
+    spans = section._compute_layout(site)
+    if cache is not None:
+        try:
+            cache.set(key, (spans,), timeout=pagination.PIECES_TIMEOUT)
+        except Exception:
+            logger.warning("Sitemap cache: could not keep the layout", exc_info=True)
+    return spans, True
+
+
+def numbered(spans: Sequence[pagination.Span], number: int) -> pagination.Span | None:
+    """The file ``number`` of a layout, if it has one."""
+    if 1 <= number <= len(spans) and spans[number - 1].number == number:
+        return spans[number - 1]
+    return None
+
+
+def file_span(
+    section: Section, number: int, site: SiteContext
+) -> tuple[pagination.Span | None, bool]:
+    """File ``number`` of the kept layout, and whether the layout was just
+    computed. A number the kept layout lacks is looked up again in a new
+    one: rows may have come since it was kept (an empty section's first)."""
+    spans, fresh = remembered(section, site)
+    span = numbered(spans, number)
+    if span is None and not fresh:
+        spans, fresh = remembered(section, site, refresh=True)
+        span = numbered(spans, number)
+    return span, fresh
+
+
+def forget_sizes(section: Section, site: SiteContext) -> None:
+    """A file outgrew the sizes its layout was made from (rows changed
+    with no save signal and no lastmod change): drop the kept layout and
+    every measured block of the section, so the next request measures
+    it anew."""
+    try:
+        cache = sitemap_cache.get_cache()
+        cache.delete(pagination.fingerprint_key("layout", signature(section, site)))
+        cache.set(_generation_key(section), uuid.uuid4().hex, timeout=None)
+    except Exception:
+        logger.warning("Sitemap cache: could not forget measured sizes", exc_info=True)
+
+
+def _generation_key(section: Section) -> str:
+    return pagination.fingerprint_key("generation", section.get_name())
+
+
+def signature(section: Section, site: SiteContext) -> str:
+    """What the layout and a block's entries depend on besides the rows:
+    the site, the language, and the section's settings."""
+    extensions = [
+        (type(ext).__qualname__, sorted((k, repr(v)) for k, v in vars(ext).items()
+                                        if isinstance(v, str | int | float | bool | None)))
+        for ext in section.extensions
+    ]  # fmt: skip
+    return repr(
+        (
+            type(section).__module__,
+            type(section).__qualname__,
+            section.get_name(),
+            site.cache_key,
+            translation.get_language(),
+            getattr(settings, "ROOT_URLCONF", None),
+            getattr(section, "url_name", None),
+            section.get_limit(),
+            section.get_max_loc_length(),
+            section.changefreq,
+            str(section.priority),
+            extensions,
+        )
+    )
+
+
+def measured_items(section: Section, items: Any, site: SiteContext) -> list[pagination.Span]:
+    """A plain section's files: each of ``items`` (what ``items()`` gave)
+    rendered once and measured, then packed; an item's key is its position
+    (1, 2, ...)."""
+    if isinstance(items, models.QuerySet):
+        items = items.iterator(chunk_size=BATCH_ROWS)
+    iterator = iter(items)
+
+    def measured() -> Iterator[Measured]:
+        position = 0
+        while batch := list(islice(iterator, BATCH_ROWS)):
+            rows = section._plain_rows(batch, [section.lastmod(item) for item in batch], site)
+            for row, entries in zip(rows, render.entries_per_row(section, rows, site)):
+                position += 1
+                yield position, len(entries), pagination.entry_bytes(entries), row[2]
+
+    units = [unit for _, unit in pagination.pieces(measured(), lambda key: 1)]
+    return pagination.pack(units, section.get_limit(), section.measured_room(), sys.maxsize)
+
+
+def measured_units(
+    section: ModelSection,
+    figures: dict[int, blocks.BlockFigures],
+    width: int,
+    site: SiteContext,
+) -> list[pagination.Unit]:
+    """Each block's pieces: from the cache under its fingerprint, else
+    rendered and measured (one query per run of blocks to measure)."""
+    stamp = signature(section, site)
+    try:
+        # Bumped by ``forget_sizes``: every block is measured again.
+        generation = sitemap_cache.get_cache().get(_generation_key(section))
+    except Exception:
+        generation = None
+    keys = {
+        block: pagination.fingerprint_key(
+            stamp, generation, width, block, f.count, f.key_sum, f.lastmod, f.undated
+        )
+        for block, f in figures.items()
+    }
+    cache: BaseCache | None = None
+    found: dict[str, Any] = {}
+    try:
+        cache = sitemap_cache.get_cache()
+        found = cache.get_many(list(keys.values()))
+    except Exception:
+        cache = None
+        logger.warning("Sitemap cache unavailable; measuring every block", exc_info=True)
+    ordered = sorted(figures)
+    missing = [block for block in ordered if keys[block] not in found]
+    measured: dict[int, list[pagination.Unit]] = {block: [] for block in missing}
+    for after, last in blocks.runs(missing, ordered, width):
+        rows = _measured_rows(section, after, last, site)
+        for block, unit in pagination.pieces(rows, pagination.block_of(width)):
+            measured.setdefault(block, []).append(unit)
+    if cache is not None and missing:
+        try:
+            cache.set_many(
+                {keys[block]: measured[block] for block in missing},
+                timeout=pagination.PIECES_TIMEOUT,
+            )
+        except Exception:
+            logger.warning("Sitemap cache: could not store measured blocks", exc_info=True)
+    return [
+        unit
+        for block in ordered
+        for unit in (measured[block] if block in measured else found[keys[block]])
+    ]
+
+
+def _measured_rows(
+    section: ModelSection, after: int | None, last: int, site: SiteContext
+) -> Iterator[Measured]:
+    """(key, URLs, bytes, lastmod text) of each row with ``after < key
+    <= last``: its entries rendered as for the file, and measured."""
+    for rows in section._range_rows(after, last, site):
+        for row, entries in zip(rows, render.entries_per_row(section, rows, site)):
+            yield section.item_pk(row[0]), len(entries), pagination.entry_bytes(entries), row[2]
