@@ -20,8 +20,7 @@ from django.db.models import Count, Func, Max, Sum, Value
 from django.db.models.constants import LOOKUP_SEP
 from django.db.models.sql.compiler import SQLCompiler
 
-from django_sitemaps_plus.lastmod import LastmodSpec, latest
-from django_sitemaps_plus.pagination import LastmodValue
+from django_sitemaps_plus.lastmod import LastmodSpec, LastmodValue, latest
 
 
 class PkPage(Func):

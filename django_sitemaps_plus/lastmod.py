@@ -26,6 +26,9 @@ from django.db.models.sql.compiler import SQLCompiler
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
+#: A lastmod as sections give it: a date, a datetime, or none.
+LastmodValue = dt.date | dt.datetime | None
+
 #: Vendors for which ``W3CDatetime`` formats the value in SQL.
 SQL_FORMAT_VENDORS = frozenset({"sqlite", "postgresql", "mysql"})
 
@@ -299,7 +302,7 @@ def to_utc(value: dt.date | dt.datetime | str | None) -> dt.date | dt.datetime |
     return value.astimezone(dt.timezone.utc)
 
 
-def latest(values: Sequence[dt.date | dt.datetime | None]) -> dt.date | dt.datetime | None:
+def latest(values: Sequence[LastmodValue]) -> LastmodValue:
     """The latest of ``values``, ignoring ``None``; dates count as midnight UTC."""
     best: dt.date | dt.datetime | None = None
     best_key: dt.datetime | None = None
@@ -315,6 +318,30 @@ def latest(values: Sequence[dt.date | dt.datetime | None]) -> dt.date | dt.datet
         if best_key is None or key > best_key:
             best, best_key = value, key
     return best
+
+
+def latest_of_all(values: Sequence[LastmodValue]) -> LastmodValue:
+    """The newest of ``values``, or None when any is None (as contrib does).
+
+    A file whose URLs do not all have a lastmod has none: its newest date
+    would stay put when a URL without a date is added, and a conditional GET
+    would answer 304 for a file that changed.
+    """
+    if any(value is None for value in values):
+        return None
+    return latest(values)
+
+
+def day_of(value: Any) -> dt.date | None:
+    """The UTC day of a lastmod (a date, a datetime, or W3C text)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return dt.date.fromisoformat(value[:10])
+    normalised = to_utc(value)
+    if isinstance(normalised, dt.datetime):
+        return normalised.date()
+    return normalised
 
 
 def format_w3c(value: dt.date | dt.datetime | None) -> str | None:

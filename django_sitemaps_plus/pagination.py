@@ -34,7 +34,6 @@ file take in the first unit of the next (docs/pagination.md).
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -42,11 +41,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from django_sitemaps_plus import protocol, xml
-from django_sitemaps_plus.lastmod import latest, to_utc
+from django_sitemaps_plus.lastmod import LastmodValue, latest, to_utc
 
 logger = logging.getLogger("django_sitemaps_plus")
 
-LastmodValue = dt.date | dt.datetime | None
 
 #: URLs per key block at most: a fifth of a full file, so packing whole
 #: blocks fills every file but the last to four fifths at least.

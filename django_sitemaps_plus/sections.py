@@ -35,14 +35,19 @@ from django.utils import translation
 from django_sitemaps_plus import blocks, layout, names, pagination, render
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.extensions.base import Extension, defined_before, loc_budget
-from django_sitemaps_plus.lastmod import LastmodSpec, format_w3c, latest, to_utc
+from django_sitemaps_plus.lastmod import (
+    LastmodSpec,
+    LastmodValue,
+    day_of,
+    format_w3c,
+    latest_of_all,
+)
 from django_sitemaps_plus.location import (
     LocationTemplate,
     SiteContext,
     absolute_location,
     absolute_paths,
 )
-from django_sitemaps_plus.pagination import LastmodValue
 from django_sitemaps_plus.reads import (
     BATCH_ROWS,
     FIRST_BATCH_ROWS,
@@ -91,18 +96,6 @@ class LastmodCounts:
             self.undated += urls
         else:
             self.by_day[day] = self.by_day.get(day, 0) + urls
-
-
-def day_of(value: Any) -> dt.date | None:
-    """The UTC day of a lastmod (a date, a datetime, or W3C text)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return dt.date.fromisoformat(value[:10])
-    normalised = to_utc(value)
-    if isinstance(normalised, dt.datetime):
-        return normalised.date()
-    return normalised
 
 
 @dataclass(frozen=True)
@@ -907,18 +900,6 @@ class ModelSection(Section):
         if not isinstance(item, models.Model):
             item = f"{self.get_model()._meta.label} pk={item}"
         super()._drop(item, why)
-
-
-def latest_of_all(values: Sequence[LastmodValue]) -> LastmodValue:
-    """The newest of ``values``, or None when any is None (as contrib does).
-
-    A file whose URLs do not all have a lastmod has none: its newest date
-    would stay put when a URL without a date is added, and a conditional GET
-    would answer 304 for a file that changed.
-    """
-    if any(value is None for value in values):
-        return None
-    return latest(values)
 
 
 def __getattr__(name: str) -> Any:

@@ -16,9 +16,9 @@ from django.db import models
 
 from django_sitemaps_plus import names, protocol, xml
 from django_sitemaps_plus.extensions.hreflang import XHTML_PREFIX, alternate_link
-from django_sitemaps_plus.lastmod import format_w3c
+from django_sitemaps_plus.lastmod import format_w3c, latest_of_all
 from django_sitemaps_plus.location import SiteContext, absolute_location
-from django_sitemaps_plus.sections import PageInfo, Section, latest_of_all
+from django_sitemaps_plus.sections import PageInfo, Section
 
 if TYPE_CHECKING:
     from django.contrib.sitemaps import Sitemap

@@ -44,18 +44,14 @@ from django_sitemaps_plus.lastmod import (
     SQL_FORMAT_VENDORS,
     GreatestIgnoringNulls,
     W3CDatetime,
+    day_of,
     format_w3c,
     to_utc,
 )
 from django_sitemaps_plus.location import SiteContext
 from django_sitemaps_plus.reads import fetch_chunks
 from django_sitemaps_plus.render import Row
-from django_sitemaps_plus.sections import (
-    LastmodCounts,
-    ModelSection,
-    PageInfo,
-    day_of,
-)
+from django_sitemaps_plus.sections import LastmodCounts, ModelSection, PageInfo
 
 logger = logging.getLogger("django_sitemaps_plus")
 
