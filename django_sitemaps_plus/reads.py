@@ -1,20 +1,32 @@
 """Reading a page's rows: in batches, streamed from the database.
 
-``fetch_chunks`` reads a ``values_list`` queryset's compiled SQL with
-``fetchmany``; ``streaming_reads`` wraps a page's reads so PostgreSQL's
-server-side cursor streams (docs/benchmarks.md).
+``model_rows`` reads a ``ModelSection``'s rows as the render loop takes them
+(on the ``url_name`` fast path only the key, the URL kwargs' columns and the
+lastmod text; otherwise model instances); ``fetch_chunks`` reads a
+``values_list`` queryset's compiled SQL with ``fetchmany``; ``streaming_reads``
+wraps a page's reads so PostgreSQL's server-side cursor streams
+(docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from itertools import islice
+from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.sql.compiler import SQLCompiler
+from django.urls import NoReverseMatch
+
+from django_sitemaps_plus.lastmod import format_w3c
+
+if TYPE_CHECKING:
+    from django_sitemaps_plus.location import LocationTemplate, SiteContext
+    from django_sitemaps_plus.render import Row
+    from django_sitemaps_plus.sections import ModelSection
 
 #: Rows fetched per database round trip, and per extension ``fetch``.
 BATCH_ROWS = 2_000
@@ -84,3 +96,76 @@ def _fetched(
             if converters:
                 rows = [tuple(row) for row in compiler.apply_converters(rows, converters)]
             yield rows
+
+
+def model_rows(
+    section: ModelSection, queryset: models.QuerySet[Any], site: SiteContext
+) -> Iterator[list[Row]]:
+    """``queryset``'s rows as (item, absolute URL or None, lastmod text,
+    kwarg values or None), in batches.
+
+    The item is the primary key on the fast path (``url_name``), where no
+    model instance is built, and the instance otherwise.
+    """
+    spec = section.lastmod_spec
+    in_sql = spec.formats_in_sql(connections[queryset.db].vendor)
+    lastmod_column = (spec.text_expression() if in_sql else spec.row_expression()) if spec else None
+    template = section.location_template()
+    if template is not None:
+        fields = [section.url_kwargs[name] for name in template.kwarg_names]
+        columns: list[Any] = ["pk", *fields]
+        if lastmod_column is not None:
+            columns.append(lastmod_column)
+        width = len(fields)
+        # The kwarg values travel with each row only for the extensions
+        # (hreflang re-locates the item per language); slicing costs.
+        keep_values = bool(section.extensions)
+        for chunk in fetch_chunks(queryset.values_list(*columns)):
+            if not spec:
+                lastmods: list[str | None] = [None] * len(chunk)
+            elif in_sql:
+                lastmods = [row[-1] for row in chunk]
+            else:
+                lastmods = [format_w3c(row[-1]) for row in chunk]
+            urls: Sequence[str | None] | None = template.paths(chunk, 1, site.base_url)
+            if urls is None:
+                urls = [_template_url(section, template, row[1 : 1 + width], row[0], site)
+                        for row in chunk]  # fmt: skip
+            yield [
+                (row[0], url, lastmod, row[1 : 1 + width] if keep_values else None)
+                for row, url, lastmod in zip(chunk, urls, lastmods)
+            ]
+    else:
+        if lastmod_column is not None:
+            queryset = queryset.annotate(_sitemaps_lastmod=lastmod_column)
+        # hreflang locates each language version itself; the item's own
+        # location (in the active language) may not even exist.
+        own_location = not section._has_versions()
+        with streaming_reads(queryset.db):
+            objects = queryset.iterator(chunk_size=BATCH_ROWS)
+            size = FIRST_BATCH_ROWS
+            while instances := list(islice(objects, size)):
+                size = BATCH_ROWS
+                none: list[Any] = [None] * len(instances)
+                if lastmod_column is None:
+                    lastmods = none
+                elif in_sql:
+                    lastmods = [obj._sitemaps_lastmod for obj in instances]
+                else:
+                    lastmods = [format_w3c(obj._sitemaps_lastmod) for obj in instances]
+                urls = section._location_urls(instances, site) if own_location else none
+                yield list(zip(instances, urls, lastmods, none))
+
+
+def _template_url(
+    section: ModelSection,
+    template: LocationTemplate,
+    values: Sequence[Any],
+    key: Any,
+    site: SiteContext,
+) -> str | None:
+    try:
+        return site.absolute(template.path(values))
+    except NoReverseMatch:
+        section._drop(key, f"does not reverse {section.url_name!r} with {tuple(values)!r}")
+        return None

@@ -26,13 +26,13 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from django.core.exceptions import ImproperlyConfigured, ObjectDoesNotExist
-from django.db import connections, models
+from django.db import models
 from django.db.models import Count
 from django.db.models.functions import Cast
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
-from django_sitemaps_plus import blocks, layout, names, pagination, render
+from django_sitemaps_plus import blocks, layout, names, pagination, reads, render
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.extensions.base import Extension, defined_before, loc_budget
 from django_sitemaps_plus.lastmod import (
@@ -51,7 +51,6 @@ from django_sitemaps_plus.location import (
 from django_sitemaps_plus.reads import (
     BATCH_ROWS,
     FIRST_BATCH_ROWS,
-    fetch_chunks,
     streaming_reads,
 )
 from django_sitemaps_plus.render import EntryWriter, Row
@@ -753,11 +752,11 @@ class ModelSection(Section):
     def _page_rows(
         self, number: int, site: SiteContext, info: PageInfo | None = None
     ) -> Iterator[list[Row]]:
-        return self._batches(self._page_queryset(number, info, site), site)
+        return reads.model_rows(self, self._page_queryset(number, info, site), site)
 
     def _range_rows(self, after: int | None, last: int, site: SiteContext) -> Iterator[list[Row]]:
         """The rows with ``after < key <= last``, in batches, as a file's."""
-        return self._batches(self._range_queryset(after, last, site), site)
+        return reads.model_rows(self, self._range_queryset(after, last, site), site)
 
     def lastmod_counts(self, site: SiteContext) -> LastmodCounts:
         """The section's rows grouped by the UTC day of their lastmod
@@ -828,73 +827,6 @@ class ModelSection(Section):
         if templates is None:
             templates = self.__dict__["_templates_by_language"] = {}
         return templates
-
-    def _batches(self, queryset: models.QuerySet[Any], site: SiteContext) -> Iterator[list[Row]]:
-        """``queryset``'s rows as (item, absolute URL or None, lastmod text,
-        kwarg values or None), in batches.
-
-        The item is the primary key on the fast path (``url_name``), where no
-        model instance is built, and the instance otherwise.
-        """
-        spec = self.lastmod_spec
-        in_sql = spec.formats_in_sql(connections[queryset.db].vendor)
-        lastmod_column = (
-            (spec.text_expression() if in_sql else spec.row_expression()) if spec else None
-        )
-        template = self.location_template()
-        if template is not None:
-            fields = [self.url_kwargs[name] for name in template.kwarg_names]
-            columns: list[Any] = ["pk", *fields]
-            if lastmod_column is not None:
-                columns.append(lastmod_column)
-            width = len(fields)
-            # The kwarg values travel with each row only for the extensions
-            # (hreflang re-locates the item per language); slicing costs.
-            keep_values = bool(self.extensions)
-            for chunk in fetch_chunks(queryset.values_list(*columns)):
-                if not spec:
-                    lastmods: list[str | None] = [None] * len(chunk)
-                elif in_sql:
-                    lastmods = [row[-1] for row in chunk]
-                else:
-                    lastmods = [format_w3c(row[-1]) for row in chunk]
-                urls: Sequence[str | None] | None = template.paths(chunk, 1, site.base_url)
-                if urls is None:
-                    urls = [self._template_url(template, row[1 : 1 + width], row[0], site)
-                            for row in chunk]  # fmt: skip
-                yield [
-                    (row[0], url, lastmod, row[1 : 1 + width] if keep_values else None)
-                    for row, url, lastmod in zip(chunk, urls, lastmods)
-                ]
-        else:
-            if lastmod_column is not None:
-                queryset = queryset.annotate(_sitemaps_lastmod=lastmod_column)
-            # hreflang locates each language version itself; the item's own
-            # location (in the active language) may not even exist.
-            own_location = not self._has_versions()
-            with streaming_reads(queryset.db):
-                objects = queryset.iterator(chunk_size=BATCH_ROWS)
-                size = FIRST_BATCH_ROWS
-                while instances := list(islice(objects, size)):
-                    size = BATCH_ROWS
-                    none: list[Any] = [None] * len(instances)
-                    if lastmod_column is None:
-                        lastmods = none
-                    elif in_sql:
-                        lastmods = [obj._sitemaps_lastmod for obj in instances]
-                    else:
-                        lastmods = [format_w3c(obj._sitemaps_lastmod) for obj in instances]
-                    urls = self._location_urls(instances, site) if own_location else none
-                    yield list(zip(instances, urls, lastmods, none))
-
-    def _template_url(
-        self, template: LocationTemplate, values: Sequence[Any], key: Any, site: SiteContext
-    ) -> str | None:
-        try:
-            return site.absolute(template.path(values))
-        except NoReverseMatch:
-            self._drop(key, f"does not reverse {self.url_name!r} with {tuple(values)!r}")
-            return None
 
     def _drop(self, item: Any, why: str) -> None:
         if not isinstance(item, models.Model):
