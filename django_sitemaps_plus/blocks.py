@@ -61,7 +61,7 @@ class BlockFigures:
 
 
 def _block_figures(row: dict[str, Any]) -> BlockFigures:
-    return BlockFigures(row["_n"], int(row["_s"] or 0), None, bool(row.get("_u")))
+    return BlockFigures(row["_n"], int(row.get("_s") or 0), None, bool(row.get("_u")))
 
 
 def _with_lastmods(
@@ -103,11 +103,12 @@ def block_bounds(block: int, width: int) -> tuple[int | None, int]:
     return (None if block == 1 else (block - 1) * width), block * width
 
 
-def bounds(after: int | None, last: int) -> dict[str, int]:
-    """Filters for the keys ``after < pk <= last``."""
+def bounds(after: int | None, last: int, field: str = "pk") -> dict[str, int]:
+    """Filters for the keys ``after < field <= last`` (``field``: the key
+    column, when rows are laid out by another table's key)."""
     if after is None:
-        return {"pk__lte": last}
-    return {"pk__gt": after, "pk__lte": last}
+        return {f"{field}__lte": last}
+    return {f"{field}__gt": after, f"{field}__lte": last}
 
 
 def figures(
@@ -178,15 +179,16 @@ def _range_union(
     return list(members[0].union(*members[1:], all=True))
 
 
-def _first_aggregates(spec: LastmodSpec) -> tuple[dict[str, Any], list[str]]:
-    """The aggregates of every block's first query: rows, key sum, rows
-    without lastmod, and the latest of each single-valued lastmod path."""
+def _first_aggregates(spec: LastmodSpec, key_sum: bool = True) -> tuple[dict[str, Any], list[str]]:
+    """The aggregates of every block's first query: rows, key sum (for a
+    block's fingerprint; a file's figures need none), rows without lastmod,
+    and the latest of each single-valued lastmod path."""
     groups = spec.page_aggregates()
     own = groups[0][1] if groups and groups[0][0] == "own" else []
     own_aggregates = {f"_m{i}": Max(p.path) for i, p in enumerate(own)}
     aggregates = {
         "_n": Count("pk"),
-        "_s": Sum("pk"),
+        **({"_s": Sum("pk")} if key_sum else {}),
         **_undated_aggregate(spec),
         **own_aggregates,
     }
@@ -197,10 +199,12 @@ def range_figures(
     queryset: models.QuerySet[Any],
     spec: LastmodSpec,
     ranges: Sequence[tuple[int, int | None, int]],
+    key_sum: bool = True,
 ) -> dict[int, BlockFigures]:
-    """Figures of each key range (label, after, last) that has rows."""
+    """Figures of each key range (label, after, last) that has rows
+    (``key_sum`` False: without the key sum, 0)."""
     queryset = queryset.order_by()
-    aggregates, own = _first_aggregates(spec)
+    aggregates, own = _first_aggregates(spec, key_sum)
     figures: dict[int, BlockFigures] = {}
     lastmods: dict[int, list[LastmodValue]] = {}
     for row in _range_union(queryset, ranges, aggregates):

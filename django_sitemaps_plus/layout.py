@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from itertools import islice
@@ -25,6 +26,7 @@ from django.utils import translation
 
 from django_sitemaps_plus import blocks, pagination, render
 from django_sitemaps_plus import cache as sitemap_cache
+from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.reads import BATCH_ROWS
 
 if TYPE_CHECKING:
@@ -187,24 +189,76 @@ def measured_units(
         logger.warning("Sitemap cache unavailable; measuring every block", exc_info=True)
     ordered = sorted(figures)
     missing = [block for block in ordered if keys[block] not in found]
+    lock = None
+    if missing and cache is not None:
+        lock, waited = _measuring_lock(cache, stamp, [keys[block] for block in missing])
+        found.update(waited)
+        missing = [block for block in missing if keys[block] not in found]
     measured: dict[int, list[pagination.Unit]] = {block: [] for block in missing}
-    for after, last in blocks.runs(missing, ordered, width):
-        rows = _measured_rows(section, after, last, site)
-        for block, unit in pagination.pieces(rows, pagination.block_of(width)):
-            measured.setdefault(block, []).append(unit)
-    if cache is not None and missing:
-        try:
-            cache.set_many(
-                {keys[block]: measured[block] for block in missing},
-                timeout=pagination.PIECES_TIMEOUT,
-            )
-        except Exception:
-            logger.warning("Sitemap cache: could not store measured blocks", exc_info=True)
+    try:
+        for after, last in blocks.runs(missing, ordered, width):
+            rows = _measured_rows(section, after, last, site)
+            for block, unit in pagination.pieces(rows, pagination.block_of(width)):
+                measured.setdefault(block, []).append(unit)
+        if cache is not None and missing:
+            try:
+                cache.set_many(
+                    {keys[block]: measured[block] for block in missing},
+                    timeout=pagination.PIECES_TIMEOUT,
+                )
+            except Exception:
+                logger.warning("Sitemap cache: could not store measured blocks", exc_info=True)
+    finally:
+        if lock is not None:
+            _release(cache, *lock)
     return [
         unit
         for block in ordered
         for unit in (measured[block] if block in measured else found[keys[block]])
     ]
+
+
+def measuring_lock_key(stamp: str) -> str:
+    """The lock one process holds while it measures a section's blocks."""
+    return pagination.fingerprint_key("measuring", stamp)
+
+
+def _measuring_lock(
+    cache: BaseCache, stamp: str, wanted: list[str]
+) -> tuple[tuple[str, str] | None, dict[str, Any]]:
+    """One process measures a section's missing blocks at a time.
+
+    The first takes the lock (``cache.add``, expiring after
+    ``CACHE_LOCK_TIMEOUT``) and gets ``(lock, {})``. The others wait up to
+    ``CACHE_LOCK_WAIT`` for the blocks it stores (``(None, found)``), so
+    twenty crawler requests after a deploy measure the section once; a
+    holder that dies or takes too long is measured past, never waited on for
+    ever.
+    """
+    lock_key = measuring_lock_key(stamp)
+    token = uuid.uuid4().hex
+    try:
+        if cache.add(lock_key, token, timeout=conf.CACHE_LOCK_TIMEOUT):
+            return (lock_key, token), {}
+        found: dict[str, Any] = {}
+        for delay in sitemap_cache._poll_delays():
+            time.sleep(delay)
+            found.update(cache.get_many([key for key in wanted if key not in found]))
+            if len(found) == len(wanted) or cache.get(lock_key) is None:
+                break
+        return None, found
+    except Exception:
+        logger.warning("Sitemap cache: no measuring lock", exc_info=True)
+        return None, {}
+
+
+def _release(cache: BaseCache | None, key: str, token: str) -> None:
+    """Free a lock this process holds (not one that expired and was retaken)."""
+    try:
+        if cache is not None and cache.get(key) == token:
+            cache.delete(key)
+    except Exception:
+        logger.warning("Sitemap cache: could not release %s", key, exc_info=True)
 
 
 def _measured_rows(
@@ -214,4 +268,4 @@ def _measured_rows(
     <= last``: its entries rendered as for the file, and measured."""
     for rows in section._range_rows(after, last, site):
         for row, entries in zip(rows, render.entries_per_row(section, rows, site)):
-            yield section.item_pk(row[0]), len(entries), pagination.entry_bytes(entries), row[2]
+            yield section.layout_key(row), len(entries), pagination.entry_bytes(entries), row[2]

@@ -686,23 +686,48 @@ class ModelSection(Section):
         """The section's files: its blocks' figures (constant queries), each
         block measured unless the URL count alone sizes files, packed."""
         width = self.block_width()
-        self._check_integer_pk()
-        figures = blocks.figures(
-            self.site_queryset(site), self.lastmod_spec, width, self.RANGE_UNION_PAGES
-        )
+        figures = self.block_figures(site, width)
         if not figures:
             return []
         end_key = max(figures) * width
-        per_item = self.urls_per_item()
-        urls = sum(f.count for f in figures.values()) * per_item
+        urls = sum(self.figure_urls(f) for f in figures.values())
         if self.measures_files() and not self.fits_unmeasured(urls):
             units = layout.measured_units(self, figures, width, site)
             return pagination.pack(units, self.get_limit(), self.measured_room(), end_key)
         units = [
-            pagination.Unit(block * width, f.count * per_item, 0, f.lastmod, f.undated)
+            pagination.Unit(block * width, self.figure_urls(f), 0, f.lastmod, f.undated)
             for block, f in sorted(figures.items())
         ]
         return pagination.pack(units, self.get_limit(), 0, end_key, measured=False)
+
+    # Hooks of the layout: a section whose rows are not its model's own
+    # (django CMS: page contents keyed by their page) answers these.
+
+    def block_figures(self, site: SiteContext, width: int) -> dict[int, blocks.BlockFigures]:
+        """Each non-empty key block's figures (rows, key sum, lastmod): a
+        constant number of queries."""
+        self._check_integer_pk()
+        return blocks.figures(
+            self.site_queryset(site), self.lastmod_spec, width, self.RANGE_UNION_PAGES
+        )
+
+    def range_figures(
+        self, site: SiteContext, after: int | None, last: int
+    ) -> blocks.BlockFigures | None:
+        """The figures of the rows with ``after < key <= last`` (a file), or
+        None when it has none."""
+        found = blocks.range_figures(
+            self.site_queryset(site), self.lastmod_spec, [(0, after, last)], key_sum=False
+        )
+        return found.get(0)
+
+    def figure_urls(self, figures: blocks.BlockFigures) -> int:
+        """The URLs ``figures``' rows give at most (a row gives ``urls_per_item()``)."""
+        return figures.count * self.urls_per_item()
+
+    def layout_key(self, row: Row) -> int:
+        """The key a row is laid out by (its item's primary key)."""
+        return int(self.item_pk(row[0]))
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         """File ``number`` of the layout, with its rows' figures read now (one
@@ -713,14 +738,11 @@ class ModelSection(Section):
         span, fresh = layout.file_span(self, number, site)
         if span is None or fresh:
             return None if span is None else span_info(span)
-        found = blocks.range_figures(
-            self.site_queryset(site), self.lastmod_spec, [(number, span.after, span.last)]
-        )
-        if number not in found:
+        figures = self.range_figures(site, span.after, span.last)
+        if figures is None:
             return None
-        figures = found[number]
         lastmod = None if figures.undated else figures.lastmod
-        return PageInfo(number, lastmod, figures.count * self.urls_per_item(), prepared=span)
+        return PageInfo(number, lastmod, self.figure_urls(figures), prepared=span)
 
     def _span(
         self, number: int, info: PageInfo | None, site: SiteContext | None

@@ -390,3 +390,81 @@ def test_packing_by_one_limit_needs_at_most_a_quarter_more_files_plus_one(sizes,
     else:
         fewest = math.ceil(sum(u.urls for u in made) / protocol.MAX_URLS_PER_FILE)
     assert len(spans) <= 1.25 * fewest + 1
+
+
+# One measurement at a time ----------------------------------------------------------
+
+
+def _measuring(monkeypatch: Any) -> list[int]:
+    """Count the runs of rows that get measured."""
+    from django_sitemaps_plus import layout
+
+    calls: list[int] = []
+    original = layout._measured_rows
+
+    def counted(*args: Any) -> Any:
+        calls.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(layout, "_measured_rows", counted)
+    return calls
+
+
+def _lock_key(section: ModelSection) -> str:
+    from django_sitemaps_plus import layout
+
+    return layout.measuring_lock_key(layout.signature(section, SITE))
+
+
+def test_a_section_being_measured_elsewhere_is_waited_for_not_measured_again(
+    registry, monkeypatch, settings
+):
+    import threading
+
+    from django.core.cache import cache
+
+    settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "CACHE_LOCK_WAIT": 5}
+    section = Slugs()
+    register(section)
+    bulk_articles(6_000)
+    stored: dict[str, Any] = {}
+    store = cache.set_many
+
+    def recording(data: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        stored.update(data)
+        return store(data, *args, **kwargs)
+
+    monkeypatch.setattr(cache, "set_many", recording)
+    expected = section.index_pages(SITE)
+    pieces = {key: value for key, value in stored.items() if ":pieces:" in key}
+    assert pieces
+    cache.clear()
+    calls = _measuring(monkeypatch)
+    # Another process holds the lock, and stores the blocks 0.2 s later.
+    cache.add(_lock_key(section), "elsewhere")
+    threading.Timer(0.2, store, (pieces,)).start()
+    assert section.index_pages(SITE) == expected
+    assert calls == []
+
+
+def test_a_lock_whose_holder_never_stores_is_measured_past(registry, monkeypatch, settings):
+    from django.core.cache import cache
+
+    settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "CACHE_LOCK_WAIT": 0.3}
+    section = Slugs()
+    register(section)
+    bulk_articles(6_000)
+    calls = _measuring(monkeypatch)
+    cache.add(_lock_key(section), "a process that died")
+    assert len(section.index_pages(SITE)) == 1
+    assert calls == [1]
+
+
+def test_the_measuring_lock_is_released(registry):
+    from django.core.cache import cache
+
+    section = Slugs()
+    register(section)
+    bulk_articles(6_000)
+    section.index_pages(SITE)
+    assert cache.get(_lock_key(section)) is None

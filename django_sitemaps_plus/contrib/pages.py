@@ -45,6 +45,9 @@ class PageEntry:
     #: False for further entries of a page (Wagtail's RoutablePage routes):
     #: they carry no alternates and no images.
     primary: bool = True
+    #: The key its section lays it out by, when not ``pk`` (django CMS: the
+    #: page's, for a page content's entry).
+    key: int | None = None
 
     def __repr__(self) -> str:
         return f"<page {self.pk}>"

@@ -304,3 +304,28 @@ def test_lastmod_counts_in_sql_equal_what_the_files_hold(cms: CMS) -> None:
     assert counts == Section.lastmod_counts(section, site)
     assert counts.total == len(entries()) == 3
     assert counts.undated == 0
+
+
+def test_files_are_laid_out_by_page_and_filled_whatever_the_gaps(cms: CMS, registry: Any) -> None:
+    """Files are packed from the contents there are, by their page's key: the
+    gaps deleted pages leave make no thin files, and a page's languages share
+    a file (its alternates with it)."""
+    from django_sitemaps_plus.contrib.djangocms.sections import PageSection
+
+    registry.register(PageSection(limit=4))
+    pages = [cms.page(f"P{i}", slug=f"p{i}") for i in range(6)]
+    for page in pages[::2]:
+        page.delete()
+    cms.translate(pages[1], "fr", "P1", slug="p1-fr")
+    _, index = fetch("/sitemap.xml")
+    files = [(e.text or "").removeprefix(BASE) for e in assert_schema_valid(index).iter("{*}loc")]
+    found = [entries(file) for file in files]
+    # Home, p1 (two languages), p3, p5: five URLs in two files of at most four,
+    # the first full (fixed ranges of two page keys made four files of one or two).
+    assert [len(urls) for urls in found] == [4, 1]
+    first = found[0]
+    assert first[f"{BASE}/en/p1/"]["alternates"] == {
+        "en": f"{BASE}/en/p1/",
+        "fr": f"{BASE}/fr/p1-fr/",
+    }
+    assert f"{BASE}/fr/p1-fr/" in first

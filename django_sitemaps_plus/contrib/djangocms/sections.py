@@ -31,12 +31,12 @@ from typing import Any
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.db import connections, models
-from django.db.models import Count, Exists, F, Max, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Cast, Length, Substr
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
-from django_sitemaps_plus.blocks import PkPage
+from django_sitemaps_plus.blocks import BlockFigures, PkPage, bounds
 from django_sitemaps_plus.contrib.djangocms.sites import as_cms_site
 from django_sitemaps_plus.contrib.pages import PageAlternates, PageEntry, alternate_links
 from django_sitemaps_plus.extensions.base import Extension
@@ -272,17 +272,34 @@ class PageSection(ModelSection):
     def _contents_for(self, site: SiteContext | None) -> models.QuerySet[Any]:
         return self.contents(site.site if site is not None else None)
 
-    def index_pages(self, site: SiteContext) -> list[PageInfo]:
-        width = self.items_per_file()
+    def block_figures(self, site: SiteContext, width: int) -> dict[int, BlockFigures]:
+        """The listed contents per block of their page's key: one query."""
         rows = (
             self._contents_for(site)
             .order_by()
             .annotate(_sitemaps_page=PkPage(width, "page_id"))
             .values("_sitemaps_page")
-            .annotate(_n=Count("pk"), _m=Max(lastmod_expression()))
+            .annotate(_n=Count("pk"), _s=Sum("page_id"), _m=Max(lastmod_expression()))
             .order_by("_sitemaps_page")
         )
-        return [PageInfo(row["_sitemaps_page"], to_utc(row["_m"]), row["_n"]) for row in rows]
+        return {row["_sitemaps_page"]: _content_figures(row) for row in rows}
+
+    def range_figures(self, site: SiteContext, after: int | None, last: int) -> BlockFigures | None:
+        found = (
+            self._contents_for(site)
+            .filter(**bounds(after, last, "page_id"))
+            .aggregate(_n=Count("pk"), _m=Max(lastmod_expression()))
+        )
+        return _content_figures(found) if found["_n"] else None
+
+    def figure_urls(self, figures: BlockFigures) -> int:
+        # A content is one URL.
+        return figures.count
+
+    def layout_key(self, row: Row) -> int:
+        entry = row[0]
+        assert isinstance(entry, PageEntry) and entry.key is not None
+        return entry.key
 
     def lastmod_counts(self, site: SiteContext) -> LastmodCounts:
         """The listed contents (one URL each) by the UTC day of their lastmod: one query."""
@@ -298,24 +315,6 @@ class PageSection(ModelSection):
         for value, number in rows:
             counts.add(day_of(value), number)
         return counts
-
-    def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
-        if number < 1:
-            return None
-        found = (
-            self._contents_for(site)
-            .filter(**self._page_range(number))
-            .aggregate(_n=Count("pk"), _m=Max(lastmod_expression()))
-        )
-        if not found["_n"]:
-            return None
-        return PageInfo(number, to_utc(found["_m"]), found["_n"])
-
-    def _page_range(self, number: int) -> dict[str, int]:
-        return {
-            f"page_id{key.removeprefix('pk')}": value
-            for key, value in self._pk_range(number).items()
-        }
 
     # Rows ---------------------------------------------------------------------
 
@@ -336,7 +335,14 @@ class PageSection(ModelSection):
     def _page_rows(
         self, number: int, site: SiteContext, info: PageInfo | None = None
     ) -> Iterator[list[Row]]:
-        contents = self._contents_for(site).filter(**self._page_range(number))
+        span = self._span(number, info, site)
+        if span is not None:
+            yield from self._range_rows(span.after, span.last, site)
+
+    def _range_rows(self, after: int | None, last: int, site: SiteContext) -> Iterator[list[Row]]:
+        """The contents of the pages with ``after < key <= last``, a page's
+        languages in one batch."""
+        contents = self._contents_for(site).filter(**bounds(after, last, "page_id"))
         in_sql = settings.USE_TZ and connections[contents.db].vendor in SQL_FORMAT_VENDORS
         expression = lastmod_expression()
         lastmod = W3CDatetime(expression, date_only=False) if in_sql else expression
@@ -419,5 +425,11 @@ class _Locator:
         out: list[Row] = []
         for (pk, page_id, _language, _path, _home, raw), url in zip(batch, urls):
             lastmod = raw if in_sql else format_w3c(to_utc(raw))
-            out.append((PageEntry(pk, alternates.get(page_id, "")), url, lastmod, None))
+            entry = PageEntry(pk, alternates.get(page_id, ""), key=page_id)
+            out.append((entry, url, lastmod, None))
         return out
+
+
+def _content_figures(row: dict[str, Any]) -> BlockFigures:
+    # A published content always has a lastmod (its version's, at least).
+    return BlockFigures(row["_n"], int(row.get("_s") or 0), to_utc(row["_m"]), False)

@@ -27,6 +27,7 @@ from django.db.models.functions import Cast, Length, Substr
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
+from django_sitemaps_plus.blocks import bounds
 from django_sitemaps_plus.contrib.pages import PageAlternates, PageEntry, alternate_links
 from django_sitemaps_plus.contrib.wagtail.sites import default_site, page_model
 from django_sitemaps_plus.extensions.base import Extension
@@ -258,7 +259,7 @@ class PageSection(ModelSection):
         in_sql = spec.formats_in_sql(connections[base.db].vendor)
         lastmod = spec.text_expression() if in_sql else spec.row_expression()
         rows = (
-            base.filter(pk__lte=last, **({} if after is None else {"pk__gt": after}))
+            base.filter(**bounds(after, last))
             .order_by("pk")
             .values_list("pk", "url_path", "content_type_id", translation_key_text(), lastmod)
         )
