@@ -363,6 +363,18 @@ def _lookup(
     return _lookup_of(meta_key, names, versions, found.get(meta_key))
 
 
+def version_keys(sections: Sequence[Section]) -> list[str]:
+    """The cache keys of the version tokens ``sections``' files depend on."""
+    return [_version_key(name) for name in [ALL, *sorted(s.get_name() for s in sections)]]
+
+
+def version_stamp(cache: BaseCache, sections: Sequence[Section], found: dict[str, Any]) -> str:
+    """The current version tokens of ``sections`` (read into ``found``, or
+    made), as one string: it changes with every save or ``invalidate()``."""
+    names = [ALL, *sorted(s.get_name() for s in sections)]
+    return "\n".join(run(_versions(cache, names, found)))
+
+
 def remember(
     site: SiteContext,
     sections: Sequence[Section],

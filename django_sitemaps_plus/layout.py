@@ -50,26 +50,39 @@ def current(section: Section, site: SiteContext, refresh: bool = False) -> list[
 def remembered(
     section: Section, site: SiteContext, refresh: bool = False
 ) -> tuple[list[pagination.Span], bool]:
-    """The layout the index computed last, and whether it was computed
-    just now (none kept, or ``refresh``, as the index asks).
+    """The layout the index computed last, and whether its figures (each
+    file's URLs and lastmod) are current: computed just now (none kept, or
+    ``refresh``, as the index asks), or kept with the section's version
+    tokens that are still current (no save since; ``CACHE`` on, without
+    ``CACHE_FRESHNESS_CHECK``). A file then needs no query for its
+    ``Last-Modified``.
 
     Kept under the site and the section's settings, not its version: a file
     is always the one the latest index listed.
     """
     key = pagination.fingerprint_key("layout", signature(section, site))
+    versioned = conf.CACHE and not conf.CACHE_FRESHNESS_CHECK
     cache: BaseCache | None = None
+    stamp: str | None = None
     try:
         cache = sitemap_cache.get_cache()
-        held = None if refresh else cache.get(key)
+        wanted = [key, *(sitemap_cache.version_keys([section]) if versioned else [])]
+        found = cache.get_many(wanted)
+        if versioned:
+            # Read before the layout is computed: a save during it leaves
+            # the layout kept with an older stamp, so it is not taken as current.
+            stamp = sitemap_cache.version_stamp(cache, [section], found)
+        held = None if refresh else found.get(key)
     except Exception:
         cache, held = None, None
         logger.warning("Sitemap cache unavailable; laying files out anew", exc_info=True)
-    if isinstance(held, tuple) and len(held) == 1:
-        return cast("list[pagination.Span]", held[0]), False
+    if isinstance(held, tuple) and len(held) == 2:
+        spans, kept_stamp = held
+        return cast("list[pagination.Span]", spans), stamp is not None and kept_stamp == stamp
     spans = section._compute_layout(site)
     if cache is not None:
         try:
-            cache.set(key, (spans,), timeout=pagination.PIECES_TIMEOUT)
+            cache.set(key, (spans, stamp), timeout=pagination.PIECES_TIMEOUT)
         except Exception:
             logger.warning("Sitemap cache: could not keep the layout", exc_info=True)
     return spans, True
@@ -85,9 +98,10 @@ def numbered(spans: Sequence[pagination.Span], number: int) -> pagination.Span |
 def file_span(
     section: Section, number: int, site: SiteContext
 ) -> tuple[pagination.Span | None, bool]:
-    """File ``number`` of the kept layout, and whether the layout was just
-    computed. A number the kept layout lacks is looked up again in a new
-    one: rows may have come since it was kept (an empty section's first)."""
+    """File ``number`` of the kept layout, and whether its figures are
+    current (``remembered``). A number a kept layout that is not current
+    lacks is looked up again in a new one: rows may have come since it was
+    kept (an empty section's first)."""
     spans, fresh = remembered(section, site)
     span = numbered(spans, number)
     if span is None and not fresh:

@@ -468,3 +468,35 @@ def test_the_measuring_lock_is_released(registry):
     bulk_articles(6_000)
     section.index_pages(SITE)
     assert cache.get(_lock_key(section)) is None
+
+
+def test_a_file_after_its_index_needs_no_figures_query_until_a_save(registry, settings):
+    """With the cache on, the layout is kept with the section's version: a file
+    requested after the index takes its Last-Modified from it (one query, the
+    rows: the first byte waits for nothing else); a save makes it read the
+    file's figures again."""
+    import datetime as dt
+
+    from django.utils.http import http_date
+
+    from django_sitemaps_plus import cache as sitemap_cache
+
+    settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "CACHE": True}
+    sitemap_cache.invalidate()
+    register(Slugs, lastmod_fields=["updated_at"])
+    when = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    Article.objects.bulk_create(
+        Article(pk=i, title="t", slug=f"s{i}", updated_at=when) for i in range(1, 4)
+    )
+    fetch("/sitemap.xml")
+    with CaptureQueriesContext(connection) as rows_only:
+        response, _ = fetch("/sitemap-articles-1.xml")
+    assert len(rows_only) == 1
+    assert response["Last-Modified"] == http_date(when.timestamp())
+    article = Article.objects.get(pk=2)
+    article.updated_at = later = when + dt.timedelta(days=3)
+    article.save()
+    with CaptureQueriesContext(connection) as after_save:
+        response, _ = fetch("/sitemap-articles-1.xml")
+    assert len(after_save) == 2  # the file's figures, then its rows
+    assert response["Last-Modified"] == http_date(later.timestamp())
