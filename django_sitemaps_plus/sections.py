@@ -10,6 +10,11 @@ Every section answers three questions for the views, each in a constant
 number of queries: which pages exist and their lastmod (``index_pages``),
 what one page's lastmod is (``page_info``), and the page's ``<url>`` entries
 (``page_entries``), streamed.
+
+What a section asks its parts: ``render`` writes rows as entries, ``reads``
+reads a page's rows, ``blocks`` gives a model section's key blocks in SQL,
+``layout`` lays files out from them (``pagination`` packs) and keeps the
+layout, ``names`` names sections and files.
 """
 
 from __future__ import annotations
@@ -603,7 +608,7 @@ class ModelSection(Section):
     #: Fast path: a URL name reversed once, plus URL kwarg → model field.
     url_name: str | None = None
     url_kwargs: Mapping[str, str] = {}
-    #: Most pages an index reads with per-range aggregates (see ``_grouped``).
+    #: Most blocks an index reads with per-range aggregates (``blocks.figures``).
     RANGE_UNION_PAGES: ClassVar[int] = 400
     #: Pages are key ranges of the section's layout, not pages of ``items()``.
     defines_own_pages: ClassVar[bool] = True
