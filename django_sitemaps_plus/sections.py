@@ -48,6 +48,7 @@ from django_sitemaps_plus.lastmod import (
     latest_of_all,
 )
 from django_sitemaps_plus.location import (
+    LanguageTemplates,
     LocationTemplate,
     SiteContext,
     absolute_location,
@@ -811,48 +812,21 @@ class ModelSection(Section):
         # The fast path: the URL pattern reversed once per language.
         if values is None:
             return super().location_in(language, item, values)
-        template = self._language_template(language)
-        spliced = template.paths([values])
-        if spliced is not None:
-            return spliced[0]
-        try:
-            with translation.override(language):
-                return template.path(values)
-        except NoReverseMatch:
-            return None
-
-    def _language_template(self, language: str) -> LocationTemplate:
-        template = self._language_templates().get(language)
-        if template is None:
-            with translation.override(language):
-                template = LocationTemplate(self.url_name or "", self.url_kwargs)
-            self._language_templates()[language] = template
-        return template
+        return self._language_templates().location(language, values)
 
     def _locators(self, rows: Sequence[Row]) -> list[Callable[[str], str | None]]:
         if not rows or rows[0][3] is None:
             return super()._locators(rows)
         # Fast path: each language's paths for the whole batch in one splice.
-        values = [row[3] or () for row in rows]
-        by_language: dict[str, list[str] | None] = {}
+        return self._language_templates().locators(
+            [(row[0], row[3]) for row in rows], self.location_in
+        )
 
-        def locator(position: int, item: Any, row_values: Any) -> Callable[[str], str | None]:
-            def locate(language: str) -> str | None:
-                if language not in by_language:
-                    by_language[language] = self._language_template(language).paths(values)
-                paths = by_language[language]
-                if paths is not None:
-                    return paths[position]
-                return self.location_in(language, item, row_values)
-
-            return locate
-
-        return [locator(i, row[0], row[3]) for i, row in enumerate(rows)]
-
-    def _language_templates(self) -> dict[str, LocationTemplate]:
-        templates: dict[str, LocationTemplate] | None = self.__dict__.get("_templates_by_language")
+    def _language_templates(self) -> LanguageTemplates:
+        templates: LanguageTemplates | None = self.__dict__.get("_templates_by_language")
         if templates is None:
-            templates = self.__dict__["_templates_by_language"] = {}
+            templates = LanguageTemplates(self.url_name or "", self.url_kwargs)
+            self.__dict__["_templates_by_language"] = templates
         return templates
 
     def _drop(self, item: Any, why: str) -> None:
