@@ -211,6 +211,11 @@ class Section:
             if not hasattr(type(self), key):
                 raise TypeError(f"{type(self).__name__} has no option {key!r}")
             setattr(self, key, value)
+        # A method given as an option (``register(Page, get_priority=...)``)
+        # answers its question as a subclass's method does.
+        for flag, methods in self._ANSWERED_BY.items():
+            if flag not in options and any(name in options for name in methods):
+                setattr(self, flag, True)
 
     # What a site overrides ---------------------------------------------------
 

@@ -79,6 +79,14 @@ def test_a_section_may_say_it_varies_per_item_as_an_option():
     assert all("<priority>0.5</priority>" in entry for entry in _entries(section))
 
 
+def test_a_method_given_as_an_option_answers_as_a_subclass_does():
+    section = _Pages(get_priority=lambda item: 0.9 if item == "/a/" else 0.1)
+    assert section.varies_per_item and not _Pages.varies_per_item
+    entries = _entries(section)
+    assert "<priority>0.9</priority>" in entries[0]
+    assert "<priority>0.1</priority>" in entries[1]
+
+
 # has_lastmod --------------------------------------------------------------------
 
 
