@@ -173,63 +173,108 @@ def measured_items(section: Section, items: Any, site: SiteContext) -> list[pagi
     return pagination.pack(units, section.get_limit(), section.measured_room(), sys.maxsize)
 
 
+#: Blocks whose measured pieces share one cache entry (a shelf): a
+#: 1,000,000-row section is two entries, not a hundred, so a small cache
+#: (Django's local memory keeps 300 entries) does not evict them, and an
+#: entry stays far below Memcached's 1 MB.
+SHELF_BLOCKS = 64
+
+#: What a shelf holds: block → (its fingerprint, its pieces).
+Shelf = dict[int, tuple[tuple[Any, ...], list[pagination.Unit]]]
+
+
 def measured_units(
     section: ModelSection,
     figures: dict[int, blocks.BlockFigures],
     width: int,
     site: SiteContext,
 ) -> list[pagination.Unit]:
-    """Each block's pieces: from the cache under its fingerprint, else
-    rendered and measured (one query per run of blocks to measure)."""
+    """Each block's pieces: from the cache when its fingerprint (rows, key
+    sum, lastmod) is the one they were measured under, else rendered and
+    measured (one query per run of blocks to measure)."""
     stamp = signature(section, site)
-    try:
-        # Bumped by ``forget_sizes``: every block is measured again.
-        generation = sitemap_cache.get_cache().get(_generation_key(section))
-    except Exception:
-        generation = None
-    keys = {
-        block: pagination.fingerprint_key(
-            stamp, generation, width, block, f.count, f.key_sum, f.lastmod, f.undated
-        )
-        for block, f in figures.items()
-    }
     cache: BaseCache | None = None
-    found: dict[str, Any] = {}
+    shelves: dict[str, Shelf] = {}
     try:
         cache = sitemap_cache.get_cache()
-        found = cache.get_many(list(keys.values()))
+        # Bumped by ``forget_sizes``: every block is measured again.
+        generation = cache.get(_generation_key(section))
+        keys = _shelf_keys(stamp, generation, width, figures)
+        shelves = cache.get_many(sorted(set(keys.values())))
     except Exception:
         cache = None
+        keys = _shelf_keys(stamp, None, width, figures)
         logger.warning("Sitemap cache unavailable; measuring every block", exc_info=True)
+    prints = {block: _fingerprint(f) for block, f in figures.items()}
     ordered = sorted(figures)
-    missing = [block for block in ordered if keys[block] not in found]
+    known = _known_pieces(shelves, keys, prints)
+    missing = [block for block in ordered if block not in known]
     lock = None
     if missing and cache is not None:
-        lock, waited = _measuring_lock(cache, stamp, [keys[block] for block in missing])
-        found.update(waited)
-        missing = [block for block in missing if keys[block] not in found]
-    measured: dict[int, list[pagination.Unit]] = {block: [] for block in missing}
+        lock, waited = _measuring_lock(cache, stamp, sorted({keys[b] for b in missing}))
+        known.update(_known_pieces(waited, keys, prints))
+        shelves.update(waited)
+        missing = [block for block in missing if block not in known]
     try:
+        measured: dict[int, list[pagination.Unit]] = {block: [] for block in missing}
         for after, last in blocks.runs(missing, ordered, width):
             rows = _measured_rows(section, after, last, site)
             for block, unit in pagination.pieces(rows, pagination.block_of(width)):
                 measured.setdefault(block, []).append(unit)
+        known.update(measured)
         if cache is not None and missing:
-            try:
-                cache.set_many(
-                    {keys[block]: measured[block] for block in missing},
-                    timeout=pagination.PIECES_TIMEOUT,
-                )
-            except Exception:
-                logger.warning("Sitemap cache: could not store measured blocks", exc_info=True)
+            _store_shelves(cache, keys, prints, known, {keys[b] for b in missing})
     finally:
         if lock is not None:
             _release(cache, *lock)
-    return [
-        unit
-        for block in ordered
-        for unit in (measured[block] if block in measured else found[keys[block]])
-    ]
+    return [unit for block in ordered for unit in known.get(block, [])]
+
+
+def _fingerprint(figures: blocks.BlockFigures) -> tuple[Any, ...]:
+    return (figures.count, figures.key_sum, figures.lastmod, figures.undated)
+
+
+def _shelf_keys(
+    stamp: str, generation: Any, width: int, figures: dict[int, blocks.BlockFigures]
+) -> dict[int, str]:
+    """Each block's shelf key."""
+    return {
+        block: pagination.fingerprint_key(
+            "pieces", stamp, generation, width, (block - 1) // SHELF_BLOCKS
+        )
+        for block in figures
+    }
+
+
+def _known_pieces(
+    shelves: dict[str, Shelf], keys: dict[int, str], prints: dict[int, tuple[Any, ...]]
+) -> dict[int, list[pagination.Unit]]:
+    """The pieces of the blocks whose kept fingerprint is their current one."""
+    known = {}
+    for block, key in keys.items():
+        kept = shelves.get(key, {}).get(block)
+        if kept is not None and kept[0] == prints[block]:
+            known[block] = kept[1]
+    return known
+
+
+def _store_shelves(
+    cache: BaseCache,
+    keys: dict[int, str],
+    prints: dict[int, tuple[Any, ...]],
+    known: dict[int, list[pagination.Unit]],
+    changed: set[str],
+) -> None:
+    """Write the shelves that hold a newly measured block, each with the
+    section's current blocks on it (blocks gone since are dropped)."""
+    shelves: dict[str, Shelf] = {key: {} for key in changed}
+    for block, key in keys.items():
+        if key in shelves and block in known:
+            shelves[key][block] = (prints[block], known[block])
+    try:
+        cache.set_many(shelves, timeout=pagination.PIECES_TIMEOUT)
+    except Exception:
+        logger.warning("Sitemap cache: could not store measured blocks", exc_info=True)
 
 
 def measuring_lock_key(stamp: str) -> str:
@@ -244,23 +289,21 @@ def _measuring_lock(
 
     The first takes the lock (``cache.add``, expiring after
     ``CACHE_LOCK_TIMEOUT``) and gets ``(lock, {})``. The others wait up to
-    ``CACHE_LOCK_WAIT`` for the blocks it stores (``(None, found)``), so
-    twenty crawler requests after a deploy measure the section once; a
-    holder that dies or takes too long is measured past, never waited on for
-    ever.
+    ``CACHE_LOCK_WAIT`` for it to finish, then read the ``wanted`` shelves it
+    stored (``(None, shelves)``), so twenty crawler requests after a deploy
+    measure the section once; a holder that dies or takes too long is
+    measured past, never waited on for ever.
     """
     lock_key = measuring_lock_key(stamp)
     token = uuid.uuid4().hex
     try:
         if cache.add(lock_key, token, timeout=conf.CACHE_LOCK_TIMEOUT):
             return (lock_key, token), {}
-        found: dict[str, Any] = {}
         for delay in sitemap_cache._poll_delays():
             time.sleep(delay)
-            found.update(cache.get_many([key for key in wanted if key not in found]))
-            if len(found) == len(wanted) or cache.get(lock_key) is None:
+            if cache.get(lock_key) is None:
                 break
-        return None, found
+        return None, cache.get_many(wanted)
     except Exception:
         logger.warning("Sitemap cache: no measuring lock", exc_info=True)
         return None, {}

@@ -440,9 +440,15 @@ def test_a_section_being_measured_elsewhere_is_waited_for_not_measured_again(
     assert pieces
     cache.clear()
     calls = _measuring(monkeypatch)
-    # Another process holds the lock, and stores the blocks 0.2 s later.
-    cache.add(_lock_key(section), "elsewhere")
-    threading.Timer(0.2, store, (pieces,)).start()
+    # Another process holds the lock, stores the blocks 0.2 s later and frees it.
+    lock = _lock_key(section)
+    cache.add(lock, "elsewhere")
+
+    def finish() -> None:
+        store(pieces)
+        cache.delete(lock)
+
+    threading.Timer(0.2, finish).start()
     assert section.index_pages(SITE) == expected
     assert calls == []
 
@@ -500,3 +506,17 @@ def test_a_file_after_its_index_needs_no_figures_query_until_a_save(registry, se
         response, _ = fetch("/sitemap-articles-1.xml")
     assert len(after_save) == 2  # the file's figures, then its rows
     assert response["Last-Modified"] == http_date(later.timestamp())
+
+
+def test_measured_blocks_share_few_cache_entries_so_a_small_cache_keeps_them(registry, monkeypatch):
+    """600 blocks on ten shelves: Django's local-memory cache (300 entries)
+    keeps them all, and a second index measures nothing."""
+    monkeypatch.setattr(protocol, "MAX_FILE_BYTES", 200_000)
+    section = Slugs(limit=50)  # blocks of ten keys
+    register(section)
+    bulk_articles(6_000)
+    assert section.measures_files()
+    section.index_pages(SITE)
+    calls = _measuring(monkeypatch)
+    section.index_pages(SITE)
+    assert calls == []
