@@ -482,6 +482,14 @@ class Section:
         of the room within the byte limit)."""
         return int(pagination.room(self.namespaces()) * pagination.MEASURED_FILL)
 
+    def listed_info(self, number: int, site: SiteContext) -> PageInfo | None:
+        """File ``number`` as the latest index listed it, when that costs
+        less than ``page_info``: for a request that is not conditional, whose
+        ``Last-Modified`` may lag a change (a later conditional request asks
+        ``page_info``). The default is ``page_info``; a section that makes its
+        own pages (its own ``page_info``) keeps this default."""
+        return self.page_info(number, site)
+
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         # Only this page's items' lastmod; the items and their lastmod travel
         # to page_entries (``prepared``): items() and lastmod() run once each.
@@ -739,6 +747,14 @@ class ModelSection(Section):
     def layout_key(self, row: Row) -> int:
         """The key a row is laid out by (its item's primary key)."""
         return int(self.item_pk(row[0]))
+
+    def listed_info(self, number: int, site: SiteContext) -> PageInfo | None:
+        """File ``number`` of the kept layout, with the figures it was laid
+        out with: no query when a layout is kept (one is made otherwise)."""
+        if number < 1:
+            return None
+        span = layout.file_span(self, number, site)[0]
+        return None if span is None else span_info(span)
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         """File ``number`` of the layout, with its rows' figures read now (one

@@ -263,6 +263,19 @@ def _index(request: HttpRequest) -> Served:
     return site, source, "sitemap.xml"
 
 
+_CONDITIONAL_HEADERS = (
+    "HTTP_IF_MODIFIED_SINCE",
+    "HTTP_IF_NONE_MATCH",
+    "HTTP_IF_MATCH",
+    "HTTP_IF_UNMODIFIED_SINCE",
+    "HTTP_IF_RANGE",
+)
+
+
+def _is_conditional(request: HttpRequest) -> bool:
+    return any(header in request.META for header in _CONDITIONAL_HEADERS)
+
+
 def _first_or_404(entries: Iterable[str]) -> Iterator[str]:
     """``entries``, after reading the first: a file whose rows were all
     refused (each logged) is a 404, never an empty ``urlset`` (invalid
@@ -290,7 +303,14 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Se
             )
         return xml.stream_text(_first_or_404(found.page_locations(page, site, info)))
 
-    page_info = _once(lambda: found.page_info(page, site))
+    if conf.CACHE or conf.SERVE_BUILT or _is_conditional(request):
+        page_info = _once(lambda: found.page_info(page, site))
+    else:
+        # Rendered per request and not conditional: the Last-Modified the
+        # latest index listed the file with (no query before the first byte
+        # when the layout is kept); it may lag a change, which a later
+        # conditional request, answered from page_info, does not.
+        page_info = _once(lambda: found.listed_info(page, site))
 
     def prepare() -> Prepared:
         info = page_info()

@@ -297,8 +297,9 @@ def test_page_cost_does_not_depend_on_page_number(registry):
         costs.append(len(captured))
         rows_query = captured.captured_queries[-1]["sql"].upper()
         assert "OFFSET" not in rows_query
-    # The file's figures and its rows, whichever file.
-    assert costs == [2, 2]
+    # Its rows only, whichever file (the index laid the files out; cache off,
+    # a plain GET takes its Last-Modified from that layout).
+    assert costs == [1, 1]
     assert "90" in rows_query and "100" in rows_query
 
 
@@ -520,3 +521,33 @@ def test_measured_blocks_share_few_cache_entries_so_a_small_cache_keeps_them(reg
     calls = _measuring(monkeypatch)
     section.index_pages(SITE)
     assert calls == []
+
+
+def test_rendered_per_request_an_unconditional_file_takes_its_lastmod_from_the_index(
+    registry,
+):
+    """Cache off: a plain GET after the index makes one query (the rows), its
+    Last-Modified the index's; a conditional GET reads the file's figures, so
+    a change since is never answered 304."""
+    import datetime as dt
+
+    from django.utils.http import http_date
+
+    register(Slugs, lastmod_fields=["updated_at"])
+    when = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    Article.objects.bulk_create(
+        Article(pk=i, title="t", slug=f"s{i}", updated_at=when) for i in range(1, 4)
+    )
+    fetch("/sitemap.xml")
+    with CaptureQueriesContext(connection) as plain:
+        response, _ = fetch("/sitemap-articles-1.xml")
+    assert len(plain) == 1
+    assert response["Last-Modified"] == http_date(when.timestamp())
+    later = when + dt.timedelta(days=3)
+    Article.objects.filter(pk=2).update(updated_at=later)
+    since = http_date(when.timestamp())
+    with CaptureQueriesContext(connection) as conditional:
+        response = Client().get("/sitemap-articles-1.xml", HTTP_IF_MODIFIED_SINCE=since)
+    assert response.status_code == 200
+    assert len(conditional) == 2  # the file's figures, then its rows
+    assert response["Last-Modified"] == http_date(later.timestamp())

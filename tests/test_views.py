@@ -572,7 +572,9 @@ def test_database_down_gives_503_with_retry_after(registry, monkeypatch):
         raise OperationalError("database unavailable")
 
     register(Article)
+    # A plain GET asks listed_info, a conditional one page_info: both fail.
     monkeypatch.setattr(Model, "page_info", broken)
+    monkeypatch.setattr(Model, "listed_info", broken)
     response = Client().get("/sitemap-articles-1.xml")
     assert response.status_code == 503
     assert response["Retry-After"] == "120"
@@ -655,7 +657,7 @@ def test_an_instance_namespace_names_its_own_files(registry):
     [
         ("/sitemap.xml", "index_pages"),
         ("/sitemap.txt", "index_pages"),
-        ("/sitemap-articles-1.txt", "page_info"),
+        ("/sitemap-articles-1.txt", "listed_info"),
     ],
 )
 def test_database_down_gives_503_on_every_view(registry, monkeypatch, url, method):
@@ -722,9 +724,9 @@ def test_a_text_file_fetches_no_extension_data(registry, django_assert_num_queri
     register(GallerySection)
     _, xml_body = fetch("/sitemap-galleries-1.xml")
     assert b"<image:loc>" in xml_body
-    # The file's figures (its layout kept from the XML file's request) and
-    # its rows; not the photos.
-    with django_assert_num_queries(2):
+    # Its rows only (its layout and Last-Modified kept from the XML file's
+    # request); not the photos.
+    with django_assert_num_queries(1):
         _, text = fetch("/sitemap-galleries-1.txt")
     assert text.decode().splitlines() == locs(xml_body)
 
