@@ -325,6 +325,35 @@ def check_cache_is_shared(
     return []
 
 
+@register(Tags.caches)
+def check_measured_sections_have_a_cache(
+    app_configs: Sequence[Any] | None = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """W007: measured sections keep their blocks in a cache that keeps nothing."""
+    from django.conf import settings
+
+    from django_sitemaps_plus.registry import site
+
+    backend = str(settings.CACHES.get(conf.get("CACHE_ALIAS"), {}).get("BACKEND", ""))
+    if not backend.endswith("DummyCache"):
+        return []
+    measured = [s.get_name() for s in site if s.measures_files()]
+    if not measured:
+        return []
+    return [
+        Warning(
+            f"Sitemap sections {', '.join(map(repr, measured))} are sized from their "
+            "entries' measured bytes, which are kept in the cache: DummyCache keeps "
+            "nothing, so every index and every file request renders them whole again "
+            "to measure them.",
+            hint="Use a real cache (Redis, Memcached, the database or local memory) as "
+            "SITEMAPS_PLUS['CACHE_ALIAS'], or lower max_loc_length to 154 or less in "
+            "sections without extensions so they are sized by count (docs/pagination.md).",
+            id=f"{ID}.W007",
+        )
+    ]
+
+
 @register(Tags.urls)
 def check_contrib_templates(
     app_configs: Sequence[Any] | None = None, **kwargs: Any

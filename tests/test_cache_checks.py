@@ -1,4 +1,4 @@
-"""System checks of the serving settings: one test per id (E011-E015, E018-E022, W003)."""
+"""System checks of the serving settings: one test per id (E011-E015, E018-E022, W003, W007)."""
 
 from __future__ import annotations
 
@@ -103,3 +103,20 @@ def test_w003_local_memory_cache_on_deploy(settings):
         }
     }
     assert check_cache_is_shared() == []
+
+
+def test_w007_measured_sections_with_a_dummy_cache(settings, registry):
+    from django_sitemaps_plus import ModelSection, register
+    from django_sitemaps_plus.checks import check_measured_sections_have_a_cache
+    from tests.testapp.models import Article
+
+    settings.SITEMAPS_PLUS = dict(BASE)
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+    register(ModelSection(Article, name="short", max_loc_length=100))
+    assert check_measured_sections_have_a_cache() == []  # sized by count: nothing kept
+    register(ModelSection(Article, name="measured"))
+    messages = check_measured_sections_have_a_cache()
+    assert ids(messages) == ["sitemaps_plus.W007"]
+    assert "'measured'" in messages[0].msg and "'short'" not in messages[0].msg
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    assert check_measured_sections_have_a_cache() == []
