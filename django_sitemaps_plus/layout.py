@@ -165,11 +165,13 @@ def measured_items(section: Section, items: Any, site: SiteContext) -> list[pagi
         position = 0
         while batch := list(islice(iterator, BATCH_ROWS)):
             rows = section._plain_rows(batch, [section.lastmod(item) for item in batch], site)
-            for row, entries in zip(rows, render.entries_per_row(section, rows, site)):
-                position += 1
-                yield position, len(entries), pagination.entry_bytes(entries), row[2]
+            urls, sizes = render.measure(section, rows, site)
+            positions = range(position + 1, position + len(rows) + 1)
+            position += len(rows)
+            yield from zip(positions, urls, sizes, [row[2] for row in rows])
 
-    units = [unit for _, unit in pagination.pieces(measured(), lambda key: 1)]
+    # One block: the positions of a list are never laid out again in part.
+    units = [unit for _, unit in pagination.pieces(measured(), sys.maxsize)]
     return pagination.pack(units, section.get_limit(), section.measured_room(), sys.maxsize)
 
 
@@ -219,7 +221,7 @@ def measured_units(
         measured: dict[int, list[pagination.Unit]] = {block: [] for block in missing}
         for after, last in blocks.runs(missing, ordered, width):
             rows = _measured_rows(section, after, last, site)
-            for block, unit in pagination.pieces(rows, pagination.block_of(width)):
+            for block, unit in pagination.pieces(rows, width):
                 measured.setdefault(block, []).append(unit)
         known.update(measured)
         if cache is not None and missing:
@@ -323,6 +325,9 @@ def _measured_rows(
 ) -> Iterator[Measured]:
     """(key, URLs, bytes, lastmod text) of each row with ``after < key
     <= last``: its entries rendered as for the file, and measured."""
+    layout_key = section.layout_key
     for rows in section._range_rows(after, last, site):
-        for row, entries in zip(rows, render.entries_per_row(section, rows, site)):
-            yield section.layout_key(row), len(entries), pagination.entry_bytes(entries), row[2]
+        urls, sizes = render.measure(section, rows, site)
+        # The fast path's item is its integer key already.
+        keys = [row[0] if type(row[0]) is int else layout_key(row) for row in rows]
+        yield from zip(keys, urls, sizes, [row[2] for row in rows])

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -141,9 +141,11 @@ def _file_lastmod(lastmods: list[LastmodValue], undated: bool) -> LastmodValue:
 
 
 def pieces(
-    rows: Iterable[tuple[int, int, int, str | None]], block_of: Callable[[int], int]
+    rows: Iterable[tuple[int, int, int, str | None]], width: int
 ) -> Iterator[tuple[int, Unit]]:
-    """Measured rows (key, URLs, bytes, lastmod text) as (block, piece).
+    """Measured rows (key, URLs, bytes, lastmod text) as (block, piece), for
+    blocks ``width`` keys wide (keys at or below ``width``, 0 and negative
+    ones too, are block 1).
 
     A piece never spans two blocks, and holds at most ``PIECE_URLS`` URLs
     or a ``PIECE_SHARE``-th of a file's bytes (a larger single row is a piece
@@ -155,7 +157,7 @@ def pieces(
     newest: str | None = None
     undated = False
     for key, row_urls, row_bytes, lastmod in rows:
-        row_block = block_of(key)
+        row_block = 1 if key <= width else (key - 1) // width + 1
         # Rows of one key (a page's several URLs) stay in one piece.
         if (
             block is not None
@@ -178,21 +180,6 @@ def pieces(
             newest = lastmod
     if block is not None:
         yield block, Unit(last_key, urls, size, to_utc(newest), undated)
-
-
-def entry_bytes(entries: Sequence[str]) -> int:
-    """The bytes of ``entries`` in UTF-8 (ASCII text: its length)."""
-    return sum(len(entry) if entry.isascii() else len(entry.encode()) for entry in entries)
-
-
-def block_of(width: int) -> Callable[[int], int]:
-    """Block number of a key, for blocks ``width`` keys wide: keys at or
-    below ``width`` (0 and negative keys too) are block 1."""
-
-    def number(key: int) -> int:
-        return 1 if key <= width else (key - 1) // width + 1
-
-    return number
 
 
 def fingerprint_key(*parts: object) -> str:

@@ -551,3 +551,38 @@ def test_rendered_per_request_an_unconditional_file_takes_its_lastmod_from_the_i
     assert response.status_code == 200
     assert len(conditional) == 2  # the file's figures, then its rows
     assert response["Last-Modified"] == http_date(later.timestamp())
+
+
+class _PerItemPriority(Section):
+    name = "per-item"
+
+    def get_priority(self, item: Any) -> float:
+        return 0.5
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(
+                st.none(),
+                st.text(
+                    st.sampled_from(["a", "&", "é", "/", "中", "'", "<"]), min_size=1, max_size=30
+                ).map(lambda path: f"{BASE}/{path}"),
+            ),
+            st.one_of(st.none(), st.just("2024-01-01T00:00:00Z")),
+        ),
+        max_size=20,
+    ),
+    st.sampled_from([Section(), Section(priority=0.3, changefreq="daily"), _PerItemPriority()]),
+)
+def test_the_layout_measures_what_the_file_writes(values, section):
+    """Each row's URLs and bytes, as measured, add up to the entries written
+    (clean batches at C speed, escaped or non-ASCII ones per entry)."""
+    from django_sitemaps_plus import render
+
+    rows = [(n, url, lastmod, None) for n, (url, lastmod) in enumerate(values)]
+    urls, sizes = render.measure(section, rows, SITE)
+    written = render.entries(section, rows, SITE)
+    assert len(urls) == len(sizes) == len(rows)
+    assert sum(urls) == len(written)
+    assert sum(sizes) == len("".join(written).encode())
