@@ -334,6 +334,18 @@ def _section_txt(request: HttpRequest, section: str, page: int) -> Served:
     return _section_file(request, section, page, "txt")
 
 
+def _once_each(pages: Sequence[tuple[Section, PageInfo]], site: SiteContext) -> Iterator[str]:
+    """Every file's URLs in order, each once: sections may list the same URL
+    (a news section's articles), and one text file must not (Google: SM313).
+    At most 50,000 URLs are held (``_fits_one_text_file``)."""
+    seen: set[str] = set()
+    for section, page in pages:
+        for location in section.page_locations(page.number, site, page):
+            if location not in seen:
+                seen.add(location)
+                yield location
+
+
 def _fits_one_text_file(pages: Sequence[tuple[Section, PageInfo]]) -> bool:
     """Whether every file's URLs fit one text file: 50,000 lines, and bytes
     under the limit, known from the files' measured entries (a line is
@@ -365,8 +377,7 @@ def _text(request: HttpRequest) -> Served:
             raise Http404("Too many URLs for one text sitemap; use the per-section .txt files.")
 
         def body() -> Iterator[bytes]:
-            for section_, page in pages:
-                yield from xml.stream_text(section_.page_locations(page.number, site, page))
+            return xml.stream_text(_once_each(pages, site))
 
         return Prepared(
             latest_of_all([p.lastmod for _, p in pages]),

@@ -80,11 +80,11 @@ def _env(database: Path) -> dict[str, str]:
     return env
 
 
-def _run(database: Path, *args: str) -> str:
+def _run(database: Path, *args: str, **env: str) -> str:
     result = subprocess.run(
         [sys.executable, *args],
         cwd=EXAMPLE,
-        env=_env(database),
+        env={**_env(database), **env},
         capture_output=True,
         text=True,
         timeout=300,
@@ -118,6 +118,15 @@ class TestExampleProject:
     def test_system_checks_pass(self, database: Path) -> None:
         out = _run(database, "manage.py", "check", "--fail-level", "WARNING")
         assert "no issues" in out
+
+    def test_the_sitemaps_validate_without_findings(self, database: Path) -> None:
+        # What ./example_project/run prints after seeding: every file of the
+        # site (the index, each section's XML and text files, /sitemap.txt).
+        out = _run(
+            database, "manage.py", "validate_sitemaps", ALLOWED_HOSTS="demo.example"
+        )
+        assert "/sitemap.txt (text," in out
+        assert out.strip().splitlines()[-1] == "0 errors, 0 warnings, 0 info", out[-3000:]
 
     def test_seed_demo_does_not_double(self, database: Path) -> None:
         out = _run(database, "manage.py", "seed_demo", "--articles", "5")

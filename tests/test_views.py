@@ -527,6 +527,19 @@ class TestText:
             "https://example.com/articles/article-1/",
         ]
 
+    def test_site_text_file_lists_a_url_of_two_sections_once(self, registry):
+        """A news section lists articles its articles section lists too: each
+        in its own XML file, but one text file lists each URL once (SM313)."""
+        register(Article)
+        register(Article, name="also-articles")
+        articles(2)
+        _, body = fetch("/sitemap.txt")
+        assert body.decode().splitlines() == [
+            "https://example.com/articles/article-0/",
+            "https://example.com/articles/article-1/",
+        ]
+        assert len(fetch("/sitemap-also-articles-1.txt")[1].splitlines()) == 2
+
     def test_site_text_file_holds_sections_of_several_xml_files(self, registry):
         # The sections' limit is about their XML files; one text file takes
         # up to 50,000 lines.
