@@ -122,9 +122,7 @@ class TestExampleProject:
     def test_the_sitemaps_validate_without_findings(self, database: Path) -> None:
         # What ./example_project/run prints after seeding: every file of the
         # site (the index, each section's XML and text files, /sitemap.txt).
-        out = _run(
-            database, "manage.py", "validate_sitemaps", ALLOWED_HOSTS="demo.example"
-        )
+        out = _run(database, "manage.py", "validate_sitemaps", ALLOWED_HOSTS="demo.example")
         assert "/sitemap.txt (text," in out
         assert out.strip().splitlines()[-1] == "0 errors, 0 warnings, 0 info", out[-3000:]
 
