@@ -3,6 +3,8 @@ queries, staff with the permission only."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.contrib.auth.models import Permission, User
 from django.test import Client
@@ -277,17 +279,23 @@ def test_validation_runs_in_the_background_with_progress(admin_site, settings):
     assert '<span class="passed">passed</span>' in overview_page
 
 
-def test_a_validation_runner_setting_hands_the_run_over(admin_site, settings):
-    from django_sitemaps_plus import site_validation
-    from tests import validation_runner
-
+def _start_validation_now(settings: Any) -> tuple[Client, Any]:
+    """A permitted staff user starts a validation, run at once by the test
+    runner: their client, and the response."""
     settings.SITEMAPS_PLUS = {
         "BASE_URL": "https://example.com",
         "VALIDATION_RUNNER": "tests.validation_runner.run_now",
     }
     client = Client()
     client.force_login(_staff(permitted=True))
-    response = client.post(OVERVIEW + "validate/")
+    return client, client.post(OVERVIEW + "validate/")
+
+
+def test_a_validation_runner_setting_hands_the_run_over(admin_site, settings):
+    from django_sitemaps_plus import site_validation
+    from tests import validation_runner
+
+    client, response = _start_validation_now(settings)
     run_id = response["Location"].rstrip("/").rsplit("/", 1)[1]
     assert validation_runner.handed == [run_id]
     run = site_validation.get(run_id)
@@ -442,13 +450,7 @@ def test_starting_a_validation_counts_files_only(admin_site, settings, monkeypat
         raise AssertionError("lastmod counts computed to start a validation")
 
     monkeypatch.setattr(ModelSection, "lastmod_counts", not_here)
-    settings.SITEMAPS_PLUS = {
-        "BASE_URL": "https://example.com",
-        "VALIDATION_RUNNER": "tests.validation_runner.run_now",
-    }
-    client = Client()
-    client.force_login(_staff(permitted=True))
-    response = client.post(OVERVIEW + "validate/")
+    _client, response = _start_validation_now(settings)
     run = site_validation.get(response["Location"].rstrip("/").rsplit("/", 1)[1])
     # 3 files and their .txt twins, the index and sitemap.txt.
     assert run is not None and run.total == 8 and run.passed

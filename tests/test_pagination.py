@@ -477,6 +477,20 @@ def test_the_measuring_lock_is_released(registry):
     assert cache.get(_lock_key(section)) is None
 
 
+def _three_articles_then_the_index() -> Any:
+    """Three articles of one lastmod in a measured section, and the index
+    requested (it lays the files out); the lastmod."""
+    import datetime as dt
+
+    register(Slugs, lastmod_fields=["updated_at"])
+    when = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    Article.objects.bulk_create(
+        Article(pk=i, title="t", slug=f"s{i}", updated_at=when) for i in range(1, 4)
+    )
+    fetch("/sitemap.xml")
+    return when
+
+
 def test_a_file_after_its_index_needs_no_figures_query_until_a_save(registry, settings):
     """With the cache on, the layout is kept with the section's version: a file
     requested after the index takes its Last-Modified from it (one query, the
@@ -490,12 +504,7 @@ def test_a_file_after_its_index_needs_no_figures_query_until_a_save(registry, se
 
     settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "CACHE": True}
     sitemap_cache.invalidate()
-    register(Slugs, lastmod_fields=["updated_at"])
-    when = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
-    Article.objects.bulk_create(
-        Article(pk=i, title="t", slug=f"s{i}", updated_at=when) for i in range(1, 4)
-    )
-    fetch("/sitemap.xml")
+    when = _three_articles_then_the_index()
     with CaptureQueriesContext(connection) as rows_only:
         response, _ = fetch("/sitemap-articles-1.xml")
     assert len(rows_only) == 1
@@ -533,12 +542,7 @@ def test_rendered_per_request_an_unconditional_file_takes_its_lastmod_from_the_i
 
     from django.utils.http import http_date
 
-    register(Slugs, lastmod_fields=["updated_at"])
-    when = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
-    Article.objects.bulk_create(
-        Article(pk=i, title="t", slug=f"s{i}", updated_at=when) for i in range(1, 4)
-    )
-    fetch("/sitemap.xml")
+    when = _three_articles_then_the_index()
     with CaptureQueriesContext(connection) as plain:
         response, _ = fetch("/sitemap-articles-1.xml")
     assert len(plain) == 1
