@@ -212,6 +212,11 @@ class Section:
     #: landing page): the text sitemap then takes its URLs from the entries,
     #: not from the page's rows. (``page_entries``)
     writes_own_entries: ClassVar[bool] = False
+    #: Whether ``page_info()`` is the section's own rather than its
+    #: layout's: a plain request for a file (``listed_info``) then asks it,
+    #: never the figures a ``ModelSection``'s kept layout was made with.
+    #: (``page_info``)
+    defines_own_page_info: ClassVar[bool] = False
 
     #: Each question above, and the methods whose definition answers it.
     _ANSWERED_BY: ClassVar[dict[str, tuple[str, ...]]] = {
@@ -219,6 +224,7 @@ class Section:
         "has_lastmod": ("lastmod",),
         "defines_own_pages": ("index_pages",),
         "writes_own_entries": ("page_entries",),
+        "defines_own_page_info": ("page_info",),
     }
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -526,8 +532,8 @@ class Section:
         """File ``number`` as the latest index listed it, when that costs
         less than ``page_info``: for a request that is not conditional, whose
         ``Last-Modified`` may lag a change (a later conditional request asks
-        ``page_info``). The default is ``page_info``; a section that makes its
-        own pages (its own ``page_info``) keeps this default."""
+        ``page_info``). The default is ``page_info``; ``ModelSection`` answers
+        from its kept layout unless ``defines_own_page_info``."""
         return self.page_info(number, site)
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
@@ -669,6 +675,9 @@ class ModelSection(Section):
     RANGE_UNION_PAGES: ClassVar[int] = 400
     #: Pages are key ranges of the section's layout, not pages of ``items()``.
     defines_own_pages: ClassVar[bool] = True
+    #: ``page_info()`` reads a file of the layout: ``listed_info()`` may
+    #: answer from the figures the layout was made with instead.
+    defines_own_page_info: ClassVar[bool] = False
 
     def __init__(self, model: type[models.Model] | None = None, **options: Any) -> None:
         super().__init__(**options)
@@ -793,7 +802,11 @@ class ModelSection(Section):
 
     def listed_info(self, number: int, site: SiteContext) -> PageInfo | None:
         """File ``number`` of the kept layout, with the figures it was laid
-        out with: no query when a layout is kept (one is made otherwise)."""
+        out with: no query when a layout is kept (one is made otherwise).
+        A subclass's own ``page_info`` (``defines_own_page_info``) answers
+        instead: those figures are not what it would say."""
+        if self.defines_own_page_info:
+            return self.page_info(number, site)
         if number < 1:
             return None
         span = layout.file_span(self, number, site)[0]

@@ -5,6 +5,7 @@ set for a subclass that defines the method unless it says otherwise."""
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from tests.utils import articles
 
 SITE = SiteContext("https://example.com")
 UPDATED = dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+EDITED = dt.datetime(2025, 6, 7, 8, 0, 0, tzinfo=dt.timezone.utc)
 
 
 def _entries(section: Section, number: int = 1) -> list[str]:
@@ -153,6 +155,48 @@ def test_a_section_wrapping_index_pages_may_keep_pages_of_its_items():
 def test_model_and_contrib_sections_define_their_own_pages():
     assert ModelSection.defines_own_pages and ContribSection.defines_own_pages
     assert ContribSection.writes_own_entries and not ModelSection.writes_own_entries
+
+
+# defines_own_page_info ------------------------------------------------------------
+
+
+class _EditorialDates(ModelSection):
+    """A user's ModelSection whose files take their lastmod from elsewhere."""
+
+    model = Article
+    name = "edited"
+    lastmod_fields = ["updated_at"]
+
+    def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
+        info = super().page_info(number, site)
+        return None if info is None else replace(info, lastmod=EDITED)
+
+
+@pytest.mark.django_db
+def test_a_model_section_defining_page_info_is_asked_it_by_a_plain_get(registry, settings):
+    """Cache off, a plain GET after the index (the layout kept): the
+    subclass's own page_info gives Last-Modified, not the kept layout's
+    figures (which ModelSection's listed_info would answer from)."""
+    from django.utils.http import http_date
+
+    from django_sitemaps_plus import register
+    from tests.utils import fetch
+
+    assert settings.SITEMAPS_PLUS["CACHE"] is False
+    register(_EditorialDates)
+    articles(3, updated_at=UPDATED)
+    fetch("/sitemap.xml")
+    response, _ = fetch("/sitemap-edited-1.xml")
+    assert response.status_code == 200
+    assert response["Last-Modified"] == http_date(EDITED.timestamp())
+    assert _EditorialDates.defines_own_page_info and not ModelSection.defines_own_page_info
+
+
+def test_news_sections_answer_a_plain_get_from_their_own_page_info():
+    from django_sitemaps_plus.extensions.news import NewsSection
+
+    assert NewsSection.defines_own_page_info
+    assert "listed_info" not in vars(NewsSection)
 
 
 # writes_own_entries -------------------------------------------------------------

@@ -254,8 +254,6 @@ class NewsSection(ModelSection):
 
     # The files list the window only, newest first: count what they hold.
     lastmod_counts = Section.lastmod_counts
-    # Its pages are the window's, not a layout: always read them.
-    listed_info = Section.listed_info
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         window = self._read_window()
