@@ -19,7 +19,7 @@ from django_sitemaps_plus import ModelSection, Section, pagination, protocol, re
 from django_sitemaps_plus.extensions import Images
 from django_sitemaps_plus.location import SiteContext
 from tests.testapp.models import Article
-from tests.utils import assert_schema_valid, fetch, locs
+from tests.utils import assert_schema_valid, fetch, locs, measuring
 
 pytestmark = pytest.mark.django_db
 
@@ -396,21 +396,6 @@ def test_packing_by_one_limit_needs_at_most_a_quarter_more_files_plus_one(sizes,
 # One measurement at a time ----------------------------------------------------------
 
 
-def _measuring(monkeypatch: Any) -> list[int]:
-    """Count the runs of rows that get measured."""
-    from django_sitemaps_plus import layout
-
-    calls: list[int] = []
-    original = layout._measured_rows
-
-    def counted(*args: Any) -> Any:
-        calls.append(1)
-        return original(*args)
-
-    monkeypatch.setattr(layout, "_measured_rows", counted)
-    return calls
-
-
 def _lock_key(section: ModelSection) -> str:
     from django_sitemaps_plus import layout
 
@@ -440,7 +425,7 @@ def test_a_section_being_measured_elsewhere_is_waited_for_not_measured_again(
     pieces = {key: value for key, value in stored.items() if ":pieces:" in key}
     assert pieces
     cache.clear()
-    calls = _measuring(monkeypatch)
+    calls = measuring(monkeypatch)
     # Another process holds the lock, stores the blocks 0.2 s later and frees it.
     lock = _lock_key(section)
     cache.add(lock, "elsewhere")
@@ -461,7 +446,7 @@ def test_a_lock_whose_holder_never_stores_is_measured_past(registry, monkeypatch
     section = Slugs()
     register(section)
     bulk_articles(6_000)
-    calls = _measuring(monkeypatch)
+    calls = measuring(monkeypatch)
     cache.add(_lock_key(section), "a process that died")
     assert len(section.index_pages(SITE)) == 1
     assert calls == [1]
@@ -527,7 +512,7 @@ def test_measured_blocks_share_few_cache_entries_so_a_small_cache_keeps_them(reg
     bulk_articles(6_000)
     assert section.measures_files()
     section.index_pages(SITE)
-    calls = _measuring(monkeypatch)
+    calls = measuring(monkeypatch)
     section.index_pages(SITE)
     assert calls == []
 

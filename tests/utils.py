@@ -142,3 +142,18 @@ def lastmods(body: bytes) -> list[str | None]:
         found = entry.find("sm:lastmod", NS)
         out.append(None if found is None else found.text)
     return out
+
+
+def measuring(monkeypatch: Any) -> list[int]:
+    """Count the runs of rows that get measured (``layout._measured_rows``)."""
+    from django_sitemaps_plus import layout
+
+    calls: list[int] = []
+    original = layout._measured_rows
+
+    def counted(*args: Any) -> Any:
+        calls.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(layout, "_measured_rows", counted)
+    return calls
