@@ -301,28 +301,59 @@ def check_serving_settings(
     return errors
 
 
+def _measured_sections() -> list[str]:
+    """The names of the registered sections whose files are measured (their
+    blocks and layout kept in the sitemap cache)."""
+    from django_sitemaps_plus.registry import site
+
+    return [s.get_name() for s in site if s.measures_files()]
+
+
+def _cache_backend() -> str:
+    from django.conf import settings
+
+    return str(settings.CACHES.get(conf.get("CACHE_ALIAS"), {}).get("BACKEND", ""))
+
+
 @register(Tags.caches, deploy=True)
 def check_cache_is_shared(
     app_configs: Sequence[Any] | None = None, **kwargs: Any
 ) -> list[CheckMessage]:
-    """W003 (``check --deploy``): invalidation needs a cache every process shares."""
-    from django.conf import settings
-
-    if not conf.get("CACHE"):
+    """W003 (``check --deploy``): a per-process sitemap cache. Invalidation
+    needs a cache every process shares, and measured sections are measured
+    once per process."""
+    backend = _cache_backend()
+    if not backend.endswith(("LocMemCache", "DummyCache")):
         return []
-    backend = str(settings.CACHES.get(conf.get("CACHE_ALIAS"), {}).get("BACKEND", ""))
-    if backend.endswith(("LocMemCache", "DummyCache")):
-        return [
-            Warning(
-                f"Sitemaps are cached in {backend.rsplit('.', 1)[-1]}: each process has "
-                "its own, so a change saved in one process does not invalidate the others "
-                "(they serve stale files for up to CACHE_TIMEOUT seconds).",
-                hint="Use Redis, Memcached or the database cache (or set SITEMAPS_PLUS["
-                "'CACHE_ALIAS'] to one) when running several processes.",
-                id=f"{ID}.W003",
-            )
-        ]
-    return []
+    cached = bool(conf.get("CACHE"))
+    # A DummyCache keeps no measurement at all: W007 says so.
+    measured = _measured_sections() if backend.endswith("LocMemCache") else []
+    if not cached and not measured:
+        return []
+    name = backend.rsplit(".", 1)[-1]
+    costs = []
+    if cached:
+        costs.append(
+            "a change saved in one process does not invalidate the others (they serve "
+            "stale files for up to CACHE_TIMEOUT seconds)"
+        )
+    if measured:
+        costs.append(
+            "every process measures each measured section once after a deploy or a "
+            f"restart, its own cold index ({', '.join(map(repr, measured))}), and may "
+            "serve a file from a layout older than the index another process listed"
+        )
+    return [
+        Warning(
+            f"The sitemap cache is {name}: each process has its own, so "
+            + "; and ".join(costs)
+            + ".",
+            hint="Use Redis, Memcached or the database cache (or set SITEMAPS_PLUS["
+            "'CACHE_ALIAS'] to one) when running several processes: one invalidation "
+            "then reaches them all, and one process measures a section for all of them.",
+            id=f"{ID}.W003",
+        )
+    ]
 
 
 @register(Tags.caches)
@@ -330,14 +361,9 @@ def check_measured_sections_have_a_cache(
     app_configs: Sequence[Any] | None = None, **kwargs: Any
 ) -> list[CheckMessage]:
     """W007: measured sections keep their blocks in a cache that keeps nothing."""
-    from django.conf import settings
-
-    from django_sitemaps_plus.registry import site
-
-    backend = str(settings.CACHES.get(conf.get("CACHE_ALIAS"), {}).get("BACKEND", ""))
-    if not backend.endswith("DummyCache"):
+    if not _cache_backend().endswith("DummyCache"):
         return []
-    measured = [s.get_name() for s in site if s.measures_files()]
+    measured = _measured_sections()
     if not measured:
         return []
     return [

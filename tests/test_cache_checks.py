@@ -92,10 +92,30 @@ def test_e022_indexnow_batch_size(settings, size):
     assert ids(check_serving_settings()) == ["sitemaps_plus.E022"]
 
 
-def test_w003_local_memory_cache_on_deploy(settings):
+def test_w003_local_memory_cache_on_deploy(settings, registry):
+    from django_sitemaps_plus import ModelSection, register
+    from tests.testapp.models import Article
+
     settings.SITEMAPS_PLUS = dict(BASE)
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-    assert ids(check_cache_is_shared()) == ["sitemaps_plus.W003"]
+    register(ModelSection(Article, name="short", max_loc_length=100))  # sized by count
+    (message,) = check_cache_is_shared()
+    assert message.id == "sitemaps_plus.W003"
+    assert "does not invalidate the others" in message.msg
+    assert "measures" not in message.msg
+    # A measured section: each process measures it after a deploy (its cold index).
+    register(ModelSection(Article, name="measured"))
+    (message,) = check_cache_is_shared()
+    assert "does not invalidate the others" in message.msg
+    assert (
+        "every process measures each measured section once after a deploy or a "
+        "restart, its own cold index ('measured')"
+    ) in message.msg
+    assert "one process measures a section for all of them" in message.hint
+    # Files rendered per request: the measuring cost alone.
+    settings.SITEMAPS_PLUS = {**BASE, "CACHE": False}
+    (message,) = check_cache_is_shared()
+    assert "invalidate" not in message.msg and "'measured'" in message.msg
     settings.CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
@@ -103,6 +123,19 @@ def test_w003_local_memory_cache_on_deploy(settings):
         }
     }
     assert check_cache_is_shared() == []
+
+
+def test_w003_dummy_cache_leaves_measuring_to_w007(settings, registry):
+    from django_sitemaps_plus import ModelSection, register
+    from tests.testapp.models import Article
+
+    settings.SITEMAPS_PLUS = {**BASE, "CACHE": False}
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+    register(ModelSection(Article, name="measured"))
+    assert check_cache_is_shared() == []
+    settings.SITEMAPS_PLUS = dict(BASE)
+    (message,) = check_cache_is_shared()
+    assert message.id == "sitemaps_plus.W003" and "measures" not in message.msg
 
 
 def test_w007_measured_sections_with_a_dummy_cache(settings, registry):
