@@ -408,7 +408,7 @@ def _measured_rows(
     """(key, URLs, bytes, lastmod text) of each row with ``after < key
     <= last``: its entries rendered as for the file, and measured."""
     layout_key = section.layout_key
-    for rows in section._range_rows(after, last, site):
+    for rows in section.range_rows(after, last, site):
         urls, sizes = render.measure(section, rows, site)
         # The fast path's item is its integer key already.
         keys = [row[0] if type(row[0]) is int else layout_key(row) for row in rows]

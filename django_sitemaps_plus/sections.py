@@ -23,6 +23,7 @@ import datetime as dt
 import html
 import inspect
 import logging
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -227,8 +228,24 @@ class Section:
         "defines_own_page_info": ("page_info",),
     }
 
+    #: Hooks that had private names before they were documented: a subclass
+    #: defining the old name is served as if it defined the new one (with a
+    #: ``DeprecationWarning``), and the old name still calls the hook.
+    _RENAMED: ClassVar[dict[str, str]] = {"_page_rows": "page_rows", "_range_rows": "range_rows"}
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        own = vars(cls)
+        for old, new in Section._RENAMED.items():
+            if old in own and new not in own:
+                warnings.warn(
+                    f"{cls.__qualname__}.{old}() is now {new}(): rename the override.",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                setattr(cls, new, own[old])
+            elif new in own and old not in own:
+                setattr(cls, old, own[new])
         for flag, methods in Section._ANSWERED_BY.items():
             if defined_before(cls, flag, methods):
                 setattr(cls, flag, True)
@@ -579,11 +596,13 @@ class Section:
             return list(items[start:stop]), span
         return list(islice(items, start, stop)), span
 
-    def _page_rows(
+    def page_rows(
         self, number: int, site: SiteContext, info: PageInfo | None = None
     ) -> Iterator[list[Row]]:
-        """The page's rows (item, absolute URL or None, lastmod text, kwarg
-        values or None), in batches."""
+        """File ``number``'s rows, in batches: each ``(item, absolute URL or
+        None, lastmod W3C text or None, URL kwarg values or None)``
+        (``render.Row``), what ``page_entries`` writes and the text sitemap
+        lists. ``info`` is what ``page_info`` found (its items, here)."""
         prepared = info.prepared if info is not None else None
         if isinstance(prepared, _PlainPage):
             items, lastmods = prepared.items, prepared.lastmods
@@ -593,6 +612,8 @@ class Section:
         for start in range(0, len(items), BATCH_ROWS):
             end = start + BATCH_ROWS
             yield self._plain_rows(items[start:end], lastmods[start:end], site)
+
+    _page_rows = page_rows
 
     def _plain_rows(
         self, items: Sequence[Any], lastmods: Sequence[LastmodValue], site: SiteContext
@@ -619,7 +640,7 @@ class Section:
             pagination.room(self.namespaces()),
             on_full=lambda: layout.forget_sizes(self, site),
         )
-        batches = (render.entries(self, rows, site) for rows in self._page_rows(number, site, info))
+        batches = (render.entries(self, rows, site) for rows in self.page_rows(number, site, info))
         return pagination.guarded(batches, guard)
 
     def lastmod_counts(self, site: SiteContext) -> LastmodCounts:
@@ -651,7 +672,7 @@ class Section:
                 start = entry.index("<loc>") + 5
                 yield html.unescape(entry[start : entry.index("</loc>", start)])
             return
-        for rows in self._page_rows(number, site, info):
+        for rows in self.page_rows(number, site, info):
             yield from render.listed_urls(self, rows)
 
 
@@ -835,16 +856,6 @@ class ModelSection(Section):
             return info.prepared
         return layout.file_span(self, number, cast(SiteContext, site))[0]
 
-    def _page_queryset(
-        self, number: int, info: PageInfo | None = None, site: SiteContext | None = None
-    ) -> models.QuerySet[Any]:
-        """The page's rows, in order (``info``: what ``page_info`` found)."""
-        span = self._span(number, info, site)
-        if span is None:
-            nothing: models.QuerySet[Any] = self.site_queryset(site).none()
-            return nothing
-        return self._range_queryset(span.after, span.last, site)
-
     def _range_queryset(
         self, after: int | None, last: int, site: SiteContext | None
     ) -> models.QuerySet[Any]:
@@ -854,13 +865,21 @@ class ModelSection(Section):
         )
         return rows
 
-    def _page_rows(
+    def page_rows(
         self, number: int, site: SiteContext, info: PageInfo | None = None
     ) -> Iterator[list[Row]]:
-        return reads.model_rows(self, self._page_queryset(number, info, site), site)
+        """File ``number``'s rows: ``range_rows`` of its key range."""
+        span = self._span(number, info, site)
+        if span is None:
+            return iter(())
+        return self.range_rows(span.after, span.last, site)
 
-    def _range_rows(self, after: int | None, last: int, site: SiteContext) -> Iterator[list[Row]]:
-        """The rows with ``after < key <= last``, in batches, as a file's."""
+    def range_rows(self, after: int | None, last: int, site: SiteContext) -> Iterator[list[Row]]:
+        """The rows with ``after < key <= last``, in key order and batches,
+        as a file holds them: what the layout measures (``layout``) and a
+        file reads. A section whose rows are not its model's own (the Wagtail
+        and django CMS pages) overrides this, and ``layout_key`` if a row's
+        key is not its item's primary key."""
         return reads.model_rows(self, self._range_queryset(after, last, site), site)
 
     def lastmod_counts(self, site: SiteContext) -> LastmodCounts:

@@ -199,6 +199,87 @@ def test_news_sections_answer_a_plain_get_from_their_own_page_info():
     assert "listed_info" not in vars(NewsSection)
 
 
+# page_rows / range_rows (once _page_rows / _range_rows) -----------------------------
+
+
+def _upper_rows(rows: Any) -> Any:
+    """Each batch of rows with its URL in capitals (a visible override)."""
+    for batch in rows:
+        yield [
+            (item, url.upper() if url else url, lastmod, values)
+            for item, url, lastmod, values in batch
+        ]
+
+
+class _Ranged(ModelSection):
+    model = Article
+    name = "ranged"
+
+    def range_rows(self, after: int | None, last: int, site: SiteContext) -> Any:
+        return _upper_rows(super().range_rows(after, last, site))
+
+
+@pytest.mark.django_db
+def test_range_rows_is_what_the_layout_measures(registry, monkeypatch):
+    """Measured (a 30,000-byte limit: two worst-case entries would not fit),
+    the layout counts the URLs of the rows range_rows gives."""
+    from django_sitemaps_plus import protocol
+
+    class FirstOnly(ModelSection):
+        model = Article
+        name = "first"
+
+        def range_rows(self, after: int | None, last: int, site: SiteContext) -> Any:
+            for rows in super().range_rows(after, last, site):
+                yield [row for row in rows if row[0].pk == 1]
+
+    monkeypatch.setattr(protocol, "MAX_FILE_BYTES", 30_000)
+    articles(3)
+    (page,) = FirstOnly().index_pages(SITE)
+    assert page.url_count == 1
+
+
+@pytest.mark.django_db
+def test_range_rows_is_what_files_read(registry):
+    articles(2)
+    (page,) = _Ranged().index_pages(SITE)
+    assert list(_Ranged().page_locations(1, SITE, page)) == [
+        "HTTPS://EXAMPLE.COM/ARTICLES/ARTICLE-0/",
+        "HTTPS://EXAMPLE.COM/ARTICLES/ARTICLE-1/",
+    ]
+    # The old name still calls the hook.
+    assert [row[1] for rows in _Ranged()._range_rows(None, 2, SITE) for row in rows] == [
+        "HTTPS://EXAMPLE.COM/ARTICLES/ARTICLE-0/",
+        "HTTPS://EXAMPLE.COM/ARTICLES/ARTICLE-1/",
+    ]
+
+
+@pytest.mark.django_db
+def test_an_override_of_the_old_private_names_is_used_and_warned_about(registry):
+    with pytest.warns(DeprecationWarning, match=r"_range_rows\(\) is now range_rows\(\)"):
+
+        class Old(ModelSection):
+            model = Article
+            name = "old"
+
+            def _range_rows(self, after: int | None, last: int, site: SiteContext) -> Any:
+                return _upper_rows(super()._range_rows(after, last, site))
+
+    with pytest.warns(DeprecationWarning, match=r"_page_rows\(\) is now page_rows\(\)"):
+
+        class OldPlain(_Pages):
+            def _page_rows(self, number: int, site: SiteContext, info: Any = None) -> Any:
+                return _upper_rows(super()._page_rows(number, site, info))
+
+    articles(1)
+    (page,) = Old().index_pages(SITE)
+    assert list(Old().page_locations(1, SITE, page)) == ["HTTPS://EXAMPLE.COM/ARTICLES/ARTICLE-0/"]
+    assert list(OldPlain().page_locations(1, SITE)) == [
+        "HTTPS://EXAMPLE.COM/A/",
+        "HTTPS://EXAMPLE.COM/B/",
+    ]
+
+
 # writes_own_entries -------------------------------------------------------------
 
 

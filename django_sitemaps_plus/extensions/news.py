@@ -35,11 +35,12 @@ from django.db import models
 from django.db.models import Max, Min, Q
 from django.utils import timezone
 
-from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus import protocol, reads, xml
 from django_sitemaps_plus.extensions.base import Extension, resolve_field
 from django_sitemaps_plus.extensions.rules import news as rules
 from django_sitemaps_plus.lastmod import format_w3c, latest
 from django_sitemaps_plus.pagination import WORST_BYTES_PER_CHARACTER
+from django_sitemaps_plus.render import Row
 from django_sitemaps_plus.sections import ModelSection, PageInfo, Section
 
 if TYPE_CHECKING:
@@ -264,6 +265,12 @@ class NewsSection(ModelSection):
                 keys = _PageKeys(tuple(window.keys[(number - 1) * size : number * size]))
                 return replace(page, prepared=keys)
         return None
+
+    def page_rows(
+        self, number: int, site: SiteContext, info: PageInfo | None = None
+    ) -> Iterator[list[Row]]:
+        # Its pages are the window's, newest first, not key ranges.
+        return reads.model_rows(self, self._page_queryset(number, info, site), site)
 
     def _page_queryset(
         self, number: int, info: PageInfo | None = None, site: SiteContext | None = None

@@ -51,7 +51,7 @@ from django_sitemaps_plus.lastmod import (
 from django_sitemaps_plus.location import SiteContext
 from django_sitemaps_plus.reads import fetch_chunks
 from django_sitemaps_plus.render import Row
-from django_sitemaps_plus.sections import LastmodCounts, ModelSection, PageInfo
+from django_sitemaps_plus.sections import LastmodCounts, ModelSection
 
 logger = logging.getLogger("django_sitemaps_plus")
 
@@ -332,14 +332,7 @@ class PageSection(ModelSection):
     def item_pk(self, item: Any) -> Any:
         return item.pk if isinstance(item, PageEntry) else super().item_pk(item)
 
-    def _page_rows(
-        self, number: int, site: SiteContext, info: PageInfo | None = None
-    ) -> Iterator[list[Row]]:
-        span = self._span(number, info, site)
-        if span is not None:
-            yield from self._range_rows(span.after, span.last, site)
-
-    def _range_rows(self, after: int | None, last: int, site: SiteContext) -> Iterator[list[Row]]:
+    def range_rows(self, after: int | None, last: int, site: SiteContext) -> Iterator[list[Row]]:
         """The contents of the pages with ``after < key <= last``, a page's
         languages in one batch."""
         contents = self._contents_for(site).filter(**bounds(after, last, "page_id"))

@@ -35,7 +35,7 @@ from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import SiteContext, absolute_location
 from django_sitemaps_plus.reads import BATCH_ROWS, streaming_reads
 from django_sitemaps_plus.render import Row
-from django_sitemaps_plus.sections import ModelSection, PageInfo
+from django_sitemaps_plus.sections import ModelSection
 
 logger = logging.getLogger("django_sitemaps_plus")
 
@@ -233,7 +233,7 @@ class PageSection(ModelSection):
 
     def location(self, item: Any) -> str:
         """A page's full URL (its specific type's ``get_full_url()``), for
-        callers with one page at hand (IndexNow); files use ``_page_rows``."""
+        callers with one page at hand (IndexNow); files use ``range_rows``."""
         page = item
         if not isinstance(item, models.Model):
             page = self.get_model()._base_manager.get(pk=self.item_pk(item))
@@ -242,14 +242,7 @@ class PageSection(ModelSection):
     def item_pk(self, item: Any) -> Any:
         return item.pk if isinstance(item, PageEntry) else super().item_pk(item)
 
-    def _page_rows(
-        self, number: int, site: SiteContext, info: PageInfo | None = None
-    ) -> Iterator[list[Row]]:
-        span = self._span(number, info, site)
-        if span is not None:
-            yield from self._range_rows(span.after, span.last, site)
-
-    def _range_rows(self, after: int | None, last: int, site: SiteContext) -> Iterator[list[Row]]:
+    def range_rows(self, after: int | None, last: int, site: SiteContext) -> Iterator[list[Row]]:
         wagtail_site = as_wagtail_site(site.site)
         if wagtail_site is None:
             return
