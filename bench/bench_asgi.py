@@ -73,12 +73,23 @@ def _get(port: int, path: str, headers: dict[str, str]) -> tuple[float, float, i
 
 
 def case(
-    path: str, cached: bool, runs: int, cold: bool, gzip: bool, after_index: bool = False
+    path: str,
+    cached: bool,
+    runs: int,
+    cold: bool,
+    gzip: bool,
+    after_index: bool = False,
+    pool: bool = False,
 ) -> dict[str, Any]:
     from django_sitemaps_plus.cache import invalidate
 
     port = free_port()
-    env = {**os.environ, "SERVING_CACHE": "1" if cached else "0", "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "SERVING_CACHE": "1" if cached else "0",
+        "SERVING_DB_POOL": "1" if pool else "0",
+        "PYTHONPATH": str(ROOT),
+    }
     server = subprocess.Popen(
         [
             sys.executable,
@@ -233,6 +244,13 @@ def main() -> None:
         "ours, warm cache, no gzip (decompressed while streamed)": (PAGE, True, False, False),
         "ours, warm cache, gzip": (PAGE, True, False, True),
     }
+    if args.db == "postgres":
+        # The connection opened per request (CONN_MAX_AGE = 0) is the
+        # deployment's cost, not the view's: the same with Django's pool.
+        cases |= {
+            "ours, cache off, connection pool": (PAGE, False, False, False, False, True),
+            "ours, cold cache, gzip, connection pool": (PAGE, True, True, True, False, True),
+        }
     report = {
         "db": args.db,
         "rows": args.rows,

@@ -83,7 +83,7 @@ GZIP_LEVEL = 6
 #: A cold file whose render passes this many bytes is sent as it renders
 #: (and the gzip stream is flushed once at this offset, so its compressed
 #: bytes start leaving too); a smaller one is answered whole, with its ETag.
-FLUSH_AT_BYTES = 64 * 1024
+FLUSH_AT_BYTES = 4 * 1024
 _POLL_SECONDS = (0.02, 0.05, 0.1, 0.2)
 #: A cached file up to this size is sent to a client without gzip as a plain
 #: ``HttpResponse`` (decompressed whole); larger ones are streamed.
@@ -109,6 +109,15 @@ class Prepared:
     body: Callable[[], Iterator[bytes]]
     #: When the content next changes by time alone (news window), else None.
     expires_at: dt.datetime | None = None
+    #: When set, ``lastmod`` is not known before the body (the file's rows
+    #: changed since its layout was kept) and this reads it once the body
+    #: has ended: the cache stores the entry with it; the streamed response
+    #: carries no Last-Modified rather than one that may not be its content's.
+    settle: Callable[[], LastmodValue] | None = None
+
+    def final_lastmod(self) -> LastmodValue:
+        """The lastmod to store with the rendered body (after it ended)."""
+        return self.lastmod if self.settle is None else self.settle()
 
 
 @dataclass
@@ -122,6 +131,10 @@ class Source:
     #: A cheap summary of the file's content (URL count, lastmod), compared
     #: on every hit when ``CACHE_FRESHNESS_CHECK`` is on.
     fingerprint: Callable[[], object] | None = None
+    #: ``prepare`` for a cold render sent as it renders (a GET without
+    #: conditional headers, always a 200): it may skip the query the
+    #: lastmod costs before the first byte (``Prepared.settle``).
+    prepare_streamed: Callable[[], Prepared] | None = None
 
 
 def get_cache() -> BaseCache:
@@ -594,7 +607,7 @@ class _Render:
 
     def _finish(self, measured: Measured, gzip_size: int, pieces: int, last: bytes) -> Entry:
         etag = measured.hexdigest()[:32]
-        last_modified = timestamp(self.prepared.lastmod)
+        last_modified = timestamp(self.prepared.final_lastmod())
         if last_modified is None:
             # No lastmod: Last-Modified is when this exact content was first seen
             # (kept across invalidations that re-render the same bytes).
@@ -934,6 +947,24 @@ def _respond_in_sync_thread(
     return response
 
 
+_CONDITIONAL_HEADERS = (
+    "HTTP_IF_MODIFIED_SINCE",
+    "HTTP_IF_NONE_MATCH",
+    "HTTP_IF_MATCH",
+    "HTTP_IF_UNMODIFIED_SINCE",
+    "HTTP_IF_RANGE",
+)
+
+
+def is_conditional(request: HttpRequest) -> bool:
+    """Whether ``request`` carries a conditional header (RFC 9110 section 13)."""
+    return any(header in request.META for header in _CONDITIONAL_HEADERS)
+
+
+def _is_plain_get(request: HttpRequest) -> bool:
+    return request.method == "GET" and not is_conditional(request)
+
+
 def _streams_cold(request: HttpRequest, prepared: Prepared) -> bool:
     """Whether a cold render may be sent as it is produced: the answer is a
     200 whatever the bytes (no validator of the request waits for the ETag,
@@ -966,8 +997,12 @@ def _render_locked(
     handed_over = False
     try:
         # The cheap queries: a 404, a HEAD or a matching If-Modified-Since
-        # needs no render.
-        prepared = source.prepare()
+        # needs no render. A plain GET is a 200 whatever the lastmod: its
+        # first byte need not wait for it (``Source.prepare_streamed``).
+        if source.prepare_streamed is not None and _is_plain_get(request):
+            prepared = source.prepare_streamed()
+        else:
+            prepared = source.prepare()
         if request.method == "HEAD" or (
             "HTTP_IF_MODIFIED_SINCE" in request.META and "HTTP_IF_NONE_MATCH" not in request.META
         ):
@@ -1015,8 +1050,9 @@ def _render_locked(
             response["Content-Encoding"] = "gzip"
         if conf.GZIP:
             response["Vary"] = "Accept-Encoding"
-        # No ETag nor Content-Length: both are known only once it is rendered.
-        return finish(response, timestamp(prepared.lastmod))
+        # No ETag nor Content-Length: both are known only once it is rendered
+        # (and no Last-Modified when the lastmod is settled after the body).
+        return finish(response, None if prepared.settle else timestamp(prepared.lastmod))
     finally:
         if token is not None and not handed_over:
             _release_now(cache, where.lock_key, token)

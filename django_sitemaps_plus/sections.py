@@ -83,6 +83,10 @@ class PageInfo:
     expires_at: dt.datetime | None = field(default=None, compare=False, repr=False)
     #: The bytes of the file's entries, when its layout measured them.
     entry_bytes: int | None = field(default=None, compare=False, repr=False)
+    #: The figures are the ones the latest index listed the file with, and
+    #: its rows may have changed since (a save after the layout was kept):
+    #: ``listed_info`` of a kept layout that is not current.
+    as_listed: bool = field(default=False, compare=False, repr=False)
 
 
 @dataclass
@@ -133,10 +137,18 @@ def counted_pages(count: int, size: int, per_item: int) -> list[PageInfo]:
     return [PageInfo(s.number, None, s.urls) for s in counted_spans(count, size, per_item)]
 
 
-def span_info(span: pagination.Span) -> PageInfo:
+def span_info(span: pagination.Span, as_listed: bool = False) -> PageInfo:
     """The index's view of a file of a section's layout; the span travels
-    with it (``prepared``), so the file's rows are read from its key range."""
-    return PageInfo(span.number, span.lastmod, span.urls, prepared=span, entry_bytes=span.size)
+    with it (``prepared``), so the file's rows are read from its key range
+    (``as_listed``: see ``PageInfo``)."""
+    return PageInfo(
+        span.number,
+        span.lastmod,
+        span.urls,
+        prepared=span,
+        entry_bytes=span.size,
+        as_listed=as_listed,
+    )
 
 
 @lru_cache(maxsize=256)
@@ -830,8 +842,8 @@ class ModelSection(Section):
             return self.page_info(number, site)
         if number < 1:
             return None
-        span = layout.file_span(self, number, site)[0]
-        return None if span is None else span_info(span)
+        span, fresh = layout.file_span(self, number, site)
+        return None if span is None else span_info(span, as_listed=not fresh)
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         """File ``number`` of the layout, with its rows' figures read now (one

@@ -263,19 +263,6 @@ def _index(request: HttpRequest) -> Served:
     return site, source, "sitemap.xml"
 
 
-_CONDITIONAL_HEADERS = (
-    "HTTP_IF_MODIFIED_SINCE",
-    "HTTP_IF_NONE_MATCH",
-    "HTTP_IF_MATCH",
-    "HTTP_IF_UNMODIFIED_SINCE",
-    "HTTP_IF_RANGE",
-)
-
-
-def _is_conditional(request: HttpRequest) -> bool:
-    return any(header in request.META for header in _CONDITIONAL_HEADERS)
-
-
 def _first_or_404(entries: Iterable[str]) -> Iterator[str]:
     """``entries``, after reading the first: a file whose rows were all
     refused (each logged) is a 404, never an empty ``urlset`` (invalid
@@ -303,7 +290,7 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Se
             )
         return xml.stream_text(_first_or_404(found.page_locations(page, site, info)))
 
-    if conf.CACHE or conf.SERVE_BUILT or _is_conditional(request):
+    if conf.CACHE or conf.SERVE_BUILT or sitemap_cache.is_conditional(request):
         page_info = _once(lambda: found.page_info(page, site))
     else:
         # Rendered per request and not conditional: the Last-Modified the
@@ -312,14 +299,38 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Se
         # conditional request, answered from page_info, does not.
         page_info = _once(lambda: found.listed_info(page, site))
 
-    def prepare() -> Prepared:
-        info = page_info()
+    def prepared(info: PageInfo | None) -> Prepared:
         if info is None:
             raise Http404("No such sitemap page.")
         return Prepared(info.lastmod, lambda: body(info), found.page_expires_at(info, site))
 
+    def prepare() -> Prepared:
+        return prepared(page_info())
+
+    def settled_lastmod() -> dt.date | dt.datetime | None:
+        # After the body: the rows' lastmod now (one aggregate), stored with
+        # the render. Rows gone meanwhile: no lastmod (Last-Modified is then
+        # when the content was first seen).
+        now = found.page_info(page, site)
+        return None if now is None else now.lastmod
+
+    def prepare_streamed() -> Prepared:
+        # A cold cached file sent as it renders: the file as the latest
+        # index listed it; when its rows changed since, the lastmod is read
+        # after the body rather than before the first byte.
+        info = found.listed_info(page, site)
+        ready = prepared(info)
+        if info is not None and info.as_listed:
+            ready.lastmod, ready.settle = None, settled_lastmod
+        return ready
+
+    streamed = conf.CACHE and not conf.CACHE_FRESHNESS_CHECK and not conf.SERVE_BUILT
     source = Source(
-        [found], XML_CONTENT_TYPE if ext == "xml" else TEXT_CONTENT_TYPE, prepare, page_info
+        [found],
+        XML_CONTENT_TYPE if ext == "xml" else TEXT_CONTENT_TYPE,
+        prepare,
+        page_info,
+        prepare_streamed if streamed else None,
     )
     return site, source, names.file_name(section, page, ext)
 

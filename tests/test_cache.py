@@ -16,8 +16,9 @@ from contextlib import contextmanager
 import pytest
 from django.core.cache import cache as default_cache
 from django.core.management import call_command
-from django.db import OperationalError
+from django.db import OperationalError, connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django.utils.http import http_date
 
@@ -514,6 +515,17 @@ class TestSites:
         assert counted.renders == 3
 
 
+def _saved_after_its_index() -> None:
+    """200 articles of day 1 laid out by the index, then article 7 changed to
+    day 4 and the section invalidated (as its save would): the kept layout
+    is not current."""
+    register(Article, lastmod_fields=["updated_at"])
+    articles(200, updated_at=at(1))
+    Client().get("/sitemap.xml")
+    Article.objects.filter(pk=7).update(updated_at=at(4))
+    sitemap_cache.invalidate("articles")
+
+
 class TestHttp:
     def test_large_cached_files_stream_small_ones_do_not(self, cached, counted, monkeypatch):
         small = Client().get("/sitemap-counted-1.xml")
@@ -596,6 +608,55 @@ class TestHttp:
             "/sitemap-articles-1.xml", HTTP_IF_MODIFIED_SINCE=http_date(at(3).timestamp())
         )
         assert since.status_code == 304
+
+    def test_a_cold_file_after_a_save_streams_before_its_lastmod_is_read(self, cached, registry):
+        # A save after the index kept its layout: the file's rows may have
+        # changed, so its Last-Modified needs their aggregate. A plain GET is
+        # sent while it renders without waiting for it; the aggregate runs
+        # after the body and the stored entry carries it.
+        _saved_after_its_index()
+        with CaptureQueriesContext(connection) as before_body:
+            cold = Client().get("/sitemap-articles-1.xml")
+        assert cold.streaming
+        assert not any("MAX(" in q["sql"] for q in before_body.captured_queries)
+        # Not the lastmod the layout was made with (day 1), nor a guess.
+        assert "Last-Modified" not in cold and "ETag" not in cold
+        with CaptureQueriesContext(connection) as during_body:
+            body = b"".join(cold.streaming_content)
+        assert any("MAX(" in q["sql"] for q in during_body.captured_queries)
+        warm = Client().get("/sitemap-articles-1.xml")
+        assert warm.content == body
+        assert warm["Last-Modified"] == http_date(at(4).timestamp())
+        assert "ETag" in warm
+
+    def test_a_conditional_cold_request_after_a_save_reads_the_lastmod_first(
+        self, cached, registry
+    ):
+        _saved_after_its_index()
+        day_one = http_date(at(1).timestamp())
+        response, _ = fetch("/sitemap-articles-1.xml", HTTP_IF_MODIFIED_SINCE=day_one)
+        assert response.status_code == 200
+        assert response["Last-Modified"] == http_date(at(4).timestamp())
+        # Unchanged since: a 304 from the aggregate alone.
+        Article.objects.filter(pk=8).update(updated_at=at(2))
+        sitemap_cache.invalidate("articles")
+        again = Client().get(
+            "/sitemap-articles-1.xml", HTTP_IF_MODIFIED_SINCE=http_date(at(4).timestamp())
+        )
+        assert again.status_code == 304
+
+    def test_a_cold_file_after_its_index_streams_with_its_lastmod(self, cached, registry):
+        # No save since the index laid the file out: its lastmod is the
+        # layout's, current, so the streamed response carries it.
+        register(Article, lastmod_fields=["updated_at"])
+        articles(200, updated_at=at(3))
+        Client().get("/sitemap.xml")
+        with CaptureQueriesContext(connection) as queries:
+            cold = Client().get("/sitemap-articles-1.xml")
+        assert cold.streaming
+        assert not any("MAX(" in q["sql"] for q in queries.captured_queries)
+        assert cold["Last-Modified"] == http_date(at(3).timestamp())
+        b"".join(cold.streaming_content)
 
     def test_cache_control_is_settable(self, settings, counted):
         settings.SITEMAPS_PLUS = {**CACHED, "CACHE_CONTROL": "public, max-age=300"}
@@ -843,10 +904,13 @@ class TestFaults:
             raise OperationalError("database unavailable")
 
         register(Article)
+        # The file's first query: page_info, or for a plain GET the layout's.
         monkeypatch.setattr(ModelSection, "page_info", broken)
-        response = Client().get("/sitemap-articles-1.xml")
-        assert response.status_code == 503
-        assert response["Retry-After"] == "120"
+        monkeypatch.setattr(ModelSection, "listed_info", broken)
+        for headers in ({}, {"HTTP_IF_MODIFIED_SINCE": "Mon, 01 Jan 2024 00:00:00 GMT"}):
+            response = Client().get("/sitemap-articles-1.xml", **headers)
+            assert response.status_code == 503
+            assert response["Retry-After"] == "120"
 
     def test_database_down_warm_still_serves(self, cached, registry, monkeypatch):
         from django_sitemaps_plus.sections import ModelSection
