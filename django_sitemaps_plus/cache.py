@@ -785,13 +785,41 @@ def streaming_response(
     first byte is sent (Django warns); there each chunk is produced in the
     request's sync thread (``thread_sensitive``: the database connection the
     view used) and awaited, so the event loop never blocks and memory stays
-    flat. Under WSGI the iterator is sent as it is.
+    flat. Called in that thread (the view's work), the first chunk is made
+    at once, in the same trip to the thread as the view: the first byte
+    does not wait for one more. Under WSGI the iterator is sent as it is.
     """
     from django.core.handlers.asgi import ASGIRequest
 
     if isinstance(request, ASGIRequest):
-        return StreamingHttpResponse(_InThread(chunks), content_type=content_type)
+        chunks = iter(chunks)
+        ahead: list[bytes] = []
+        if not in_event_loop():
+            try:
+                first = _next_chunk(chunks)
+            except BaseException:
+                _close(chunks)
+                raise
+            if first is not None:
+                ahead.append(first)
+        return StreamingHttpResponse(_InThread(chunks, ahead), content_type=content_type)
     return StreamingHttpResponse(chunks, content_type=content_type)
+
+
+def in_event_loop() -> bool:
+    """Whether this thread runs an event loop (an async handler's, not the
+    sync thread its sync work goes to)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _close(iterator: Iterator[bytes]) -> None:
+    close = getattr(iterator, "close", None)
+    if close is not None:
+        close()
 
 
 def _next_chunk(iterator: Iterator[bytes]) -> bytes | None:
@@ -806,25 +834,27 @@ class _InThread:
     render lock) runs even when the client left before the first chunk.
     """
 
-    def __init__(self, chunks: Iterator[bytes]) -> None:
+    def __init__(self, chunks: Iterator[bytes], ahead: list[bytes] | None = None) -> None:
         from asgiref.sync import sync_to_async
 
-        self.iterator = iter(chunks)
+        self.iterator = chunks
+        #: Chunks already made (in the view's trip to the sync thread).
+        self.ahead = ahead or []
         self.step = sync_to_async(_next_chunk, thread_sensitive=True)
 
     def __aiter__(self) -> _InThread:
         return self
 
     async def __anext__(self) -> bytes:
+        if self.ahead:
+            return self.ahead.pop(0)
         chunk = await self.step(self.iterator)
         if chunk is None:
             raise StopAsyncIteration
         return chunk
 
     def close(self) -> None:
-        close = getattr(self.iterator, "close", None)
-        if close is not None:
-            close()
+        _close(self.iterator)
 
 
 def respond_uncached(

@@ -14,7 +14,6 @@ and no row fetch.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -34,7 +33,7 @@ from django.urls import reverse
 
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus import names, protocol, xml
-from django_sitemaps_plus.cache import Prepared, Source
+from django_sitemaps_plus.cache import Prepared, Source, in_event_loop
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import SiteContext, site_context
@@ -61,14 +60,6 @@ def _unavailable(view: Callable[..., Any], error: DatabaseError) -> HttpResponse
     )
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
-
-
-def _in_event_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 def _coroutine_marks() -> dict[str, Any]:
@@ -106,12 +97,12 @@ class SitemapView:
         self.__doc__ = describe.__doc__
 
     def __getattr__(self, name: str) -> Any:
-        if name in _COROUTINE_MARKS and _in_event_loop():
+        if name in _COROUTINE_MARKS and in_event_loop():
             return _COROUTINE_MARKS[name]
         raise AttributeError(name)
 
     def __call__(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        if _in_event_loop():
+        if in_event_loop():
             return self.acall(request, *args, **kwargs)
         try:
             return self.respond(request, *args, **kwargs)

@@ -122,6 +122,40 @@ def test_an_uncached_file_streams_asynchronously(section, settings):
     assert body.count(b"<url>") == 50
 
 
+def test_the_first_chunk_is_made_in_the_view_s_trip_to_the_sync_thread():
+    # Made by the view (in the sync thread): the first chunk is produced at
+    # once, so the first byte does not wait for another trip to that thread;
+    # the rest is produced as it is sent. Made in the event loop: nothing is.
+    import io
+
+    from django.core.handlers.asgi import ASGIRequest
+
+    request = ASGIRequest(
+        {"type": "http", "method": "GET", "path": "/", "headers": []}, io.BytesIO()
+    )
+    made: list[bytes] = []
+
+    def chunks() -> Iterator[bytes]:
+        for chunk in (b"<a>", b"<b>", b"<c>"):
+            made.append(chunk)
+            yield chunk
+
+    response = sitemap_cache.streaming_response(request, chunks(), "text/plain")
+    assert made == [b"<a>"]
+
+    async def read_all() -> bytes:
+        return b"".join([chunk async for chunk in response.streaming_content])
+
+    assert async_to_sync(read_all)() == b"<a><b><c>"
+
+    async def made_in_the_loop() -> list[bytes]:
+        made.clear()
+        sitemap_cache.streaming_response(request, chunks(), "text/plain")
+        return list(made)
+
+    assert async_to_sync(made_in_the_loop)() == []
+
+
 def test_a_large_cached_file_streams_asynchronously(section, settings, monkeypatch):
     settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
     monkeypatch.setattr(sitemap_cache, "IN_MEMORY_BYTES", 10)
