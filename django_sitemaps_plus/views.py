@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 from itertools import chain
 from typing import Any, TypeVar
 
@@ -83,10 +84,10 @@ class SitemapView:
     handler runs in an event loop (ASGI, ``AsyncClient``). Under WSGI the view
     stays a plain function call (no event loop per request, as an ``async def``
     view would cost there); under ASGI a cached file is answered through the
-    cache's async API (``cache.aserve``: off the sync thread every sync view
-    shares when the backend has native async methods; Django's own backends
-    run theirs in that thread), and the queries and the render go to that
-    thread.
+    cache's async API (``cache.aserve_described``: off the sync thread every
+    sync view shares when the backend has native async methods; Django's own
+    backends run theirs in that thread, in one trip with the file's
+    description), and the queries and the render go to that thread.
     """
 
     def __init__(self, describe: Callable[..., Served]) -> None:
@@ -120,9 +121,8 @@ class SitemapView:
                 # database: all of it in the sync thread (the body streams).
                 respond = sync_to_async(self.respond, thread_sensitive=True)
                 return await respond(request, *args, **kwargs)
-            describe = sync_to_async(self.describe, thread_sensitive=True)
-            site, source, _ = await describe(request, *args, **kwargs)
-            return await sitemap_cache.aserve(request, site, source)
+            described = partial(self.describe, request, *args, **kwargs)
+            return await sitemap_cache.aserve_described(request, described)
         except DatabaseError as error:
             return _unavailable(self, error)
 

@@ -260,6 +260,28 @@ def test_a_warm_file_is_read_through_the_async_cache_api(section, settings, gzip
     assert response["ETag"] == warm_wsgi_response["ETag"]
 
 
+@pytest.mark.parametrize("gzip", [True, False])
+def test_a_warm_file_costs_one_trip_to_the_sync_thread(section, settings, monkeypatch, gzip):
+    # Django's own backends: the file's description (it may query), the
+    # lookup and the body in one trip (each trip costs about a millisecond).
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
+    headers = {"HTTP_ACCEPT_ENCODING": "gzip"} if gzip else {}
+    _, wsgi_body = wsgi_get("/sitemap-articles-1.xml", **headers)  # renders, stores
+    trips: list[tuple[str, ...]] = []
+    real = sitemap_cache._drive_in_thread
+
+    def counted(flow, op):  # type: ignore[no-untyped-def]
+        done, following = real(flow, op)
+        trips.append((type(op).__name__, "done" if done else type(following).__name__))
+        return done, following
+
+    monkeypatch.setattr(sitemap_cache, "_drive_in_thread", counted)
+    response, body = asgi_get("/sitemap-articles-1.xml", **headers)
+    assert response.status_code == 200 and response["ETag"]
+    assert body == wsgi_body
+    assert trips == [("_InSyncThread", "done")]
+
+
 def test_a_backend_with_django_s_default_async_methods_is_read_in_two_round_trips(
     section, settings
 ):
