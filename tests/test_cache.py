@@ -526,6 +526,23 @@ def _saved_after_its_index() -> None:
     sitemap_cache.invalidate("articles")
 
 
+@pytest.mark.parametrize("size", [0, 1, 16 * 1024, 100_000, 3_000_000])
+def test_a_stored_body_is_decompressed_in_chunks_the_first_small(size):
+    # A client without gzip gets its first bytes after FIRST_PLAIN_CHUNK of
+    # them, not after a whole 64 KiB slice of gzip (about 640 KiB of XML).
+    import random
+
+    words = [b"<url><loc>https://example.com/a</loc></url>\n", b"\x00\xff", b"abc"]
+    generator = random.Random(size)
+    plain = b"".join(generator.choice(words) for _ in range(size))[:size]
+    stored = sitemap_cache.compress([plain])[0]
+    chunks = list(sitemap_cache._gunzip(stored))
+    assert b"".join(chunks) == plain
+    if plain:
+        assert len(chunks[0]) <= sitemap_cache.FIRST_PLAIN_CHUNK
+        assert all(chunks)
+
+
 class TestHttp:
     def test_large_cached_files_stream_small_ones_do_not(self, cached, counted, monkeypatch):
         small = Client().get("/sitemap-counted-1.xml")
