@@ -195,14 +195,29 @@ def check_serving_settings(
 
     errors: list[CheckMessage] = []
     get = conf.get
-    if get("CACHE") and get("CACHE_ALIAS") not in settings.CACHES:
-        errors.append(
-            Error(
-                f"SITEMAPS_PLUS['CACHE_ALIAS'] = {get('CACHE_ALIAS')!r} is not in CACHES.",
-                hint="Name a cache of settings.CACHES, or set SITEMAPS_PLUS['CACHE'] = False.",
-                id=f"{ID}.E011",
+    if get("CACHE_ALIAS") not in settings.CACHES:
+        # With CACHE off the alias still keeps the measured sections' blocks
+        # and layouts: without it every request would measure them again.
+        measured = [] if get("CACHE") else _measured_sections()
+        if get("CACHE"):
+            errors.append(
+                Error(
+                    f"SITEMAPS_PLUS['CACHE_ALIAS'] = {get('CACHE_ALIAS')!r} is not in CACHES.",
+                    hint="Name a cache of settings.CACHES, or set SITEMAPS_PLUS['CACHE'] = False.",
+                    id=f"{ID}.E011",
+                )
             )
-        )
+        elif measured:
+            errors.append(
+                Error(
+                    f"SITEMAPS_PLUS['CACHE_ALIAS'] = {get('CACHE_ALIAS')!r} is not in CACHES; "
+                    f"sitemap sections {', '.join(map(repr, measured))} keep their measured "
+                    "sizes and layout there even with CACHE off, so every request would "
+                    "measure them again.",
+                    hint="Name a cache of settings.CACHES (docs/pagination.md).",
+                    id=f"{ID}.E011",
+                )
+            )
     numbers = [
         ("CACHE_TIMEOUT", get("CACHE_TIMEOUT"), 1, True, True),
         ("CACHE_LOCK_TIMEOUT", get("CACHE_LOCK_TIMEOUT"), 1, True, False),

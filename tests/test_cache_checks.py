@@ -25,6 +25,20 @@ def test_e011_unknown_cache_alias(settings):
     assert check_serving_settings() == []
 
 
+def test_e011_unknown_cache_alias_with_the_cache_off_and_measured_sections(settings, registry):
+    # Measured sections keep their blocks and layout in CACHE_ALIAS whatever CACHE says.
+    from django_sitemaps_plus import ModelSection, register
+    from tests.testapp.models import Article
+
+    settings.SITEMAPS_PLUS = {**BASE, "CACHE_ALIAS": "nosuch", "CACHE": False}
+    register(ModelSection(Article, name="short", max_loc_length=100))
+    assert check_serving_settings() == []  # sized by count: nothing kept
+    register(ModelSection(Article, name="measured"))
+    (message,) = check_serving_settings()
+    assert message.id == "sitemaps_plus.E011"
+    assert "'measured'" in message.msg and "'short'" not in message.msg
+
+
 @pytest.mark.parametrize(
     "override",
     [
