@@ -627,7 +627,21 @@ class _Render:
 
     def _finish(self, measured: Measured, gzip_size: int, pieces: int, last: bytes) -> Entry:
         etag = measured.hexdigest()[:32]
-        last_modified = timestamp(self.prepared.final_lastmod())
+        try:
+            lastmod = self.prepared.final_lastmod()
+        except Exception:
+            # Read after the body (``Prepared.settle``): the client has the
+            # whole file, so its response ends normally; without a lastmod
+            # that is the content's, nothing is stored and the next request
+            # renders again.
+            logger.warning(
+                "Sitemap cache: the lastmod of %s could not be read after its render; not stored",
+                self.where.body_key,
+                exc_info=True,
+            )
+            self.storing = False
+            return self._entry(etag, None, measured, gzip_size, pieces, last)
+        last_modified = timestamp(lastmod)
         if last_modified is None:
             # No lastmod: Last-Modified is when this exact content was first seen
             # (kept across invalidations that re-render the same bytes).
@@ -636,19 +650,8 @@ class _Render:
                 last_modified = before.last_modified
             else:
                 last_modified = int(time.time())
-        chunks = pieces + 1 if last or not pieces else pieces
-        expires = None if self.timeout is None else time.time() + self.timeout
-        entry = Entry(
-            etag,
-            last_modified,
-            measured.size,
-            gzip_size,
-            chunks,
-            self.fingerprint,
-            self.where.stamp,
-            expires,
-            self.render_id,
-        )
+        entry = self._entry(etag, last_modified, measured, gzip_size, pieces, last)
+        chunks = entry.chunks
         if not self.storing:
             return entry
         try:
@@ -670,6 +673,29 @@ class _Render:
                 "Sitemap cache unavailable: %s not stored", self.where.body_key, exc_info=True
             )
         return entry
+
+    def _entry(
+        self,
+        etag: str,
+        last_modified: int | None,
+        measured: Measured,
+        gzip_size: int,
+        pieces: int,
+        last: bytes,
+    ) -> Entry:
+        chunks = pieces + 1 if last or not pieces else pieces
+        expires = None if self.timeout is None else time.time() + self.timeout
+        return Entry(
+            etag,
+            last_modified,
+            measured.size,
+            gzip_size,
+            chunks,
+            self.fingerprint,
+            self.where.stamp,
+            expires,
+            self.render_id,
+        )
 
     def whole(self) -> tuple[Entry, bytes]:
         """Render to the end: the entry and the compressed body."""

@@ -914,6 +914,29 @@ class TestFaults:
         article = Article.objects.get(pk=1)
         article.save()  # a save never breaks on the cache
 
+    def test_a_lastmod_unreadable_after_the_body_stores_nothing_and_ends_the_response(
+        self, cached, registry, monkeypatch, caplog
+    ):
+        from django_sitemaps_plus.sections import ModelSection
+
+        _saved_after_its_index()
+
+        def broken(*args, **kwargs):
+            raise OperationalError("database unavailable")
+
+        # A plain GET asks the layout first and page_info after the body.
+        with monkeypatch.context() as patched:
+            patched.setattr(ModelSection, "page_info", broken)
+            cold, body = fetch("/sitemap-articles-1.xml")
+        assert cold.status_code == 200 and body.endswith(b"</urlset>\n")
+        assert len(locs(body)) == 200
+        assert "could not be read after its render" in caplog.text
+        # Nothing stored, the lock freed: the next request renders again.
+        again, again_body = fetch("/sitemap-articles-1.xml")
+        assert again.streaming and "ETag" not in again and again_body == body
+        warm = Client().get("/sitemap-articles-1.xml")
+        assert warm["Last-Modified"] == http_date(at(4).timestamp())
+
     def test_database_down_cold_gives_503(self, cached, registry, monkeypatch):
         from django_sitemaps_plus.sections import ModelSection
 
