@@ -565,6 +565,13 @@ class Section:
         from its kept layout unless ``defines_own_page_info``."""
         return self.page_info(number, site)
 
+    def rows_lastmod(self, info: PageInfo, site: SiteContext) -> LastmodValue:
+        """The lastmod of the rows of the file ``info`` names, read now: after
+        a file listed ``as_listed`` was rendered from them, its lastmod to
+        store with it (cache.Prepared.settle). The default asks ``page_info``."""
+        now = self.page_info(info.number, site)
+        return None if now is None else now.lastmod
+
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         # Only this page's items' lastmod; the items and their lastmod travel
         # to page_entries (``prepared``): items() and lastmod() run once each.
@@ -859,6 +866,16 @@ class ModelSection(Section):
             return None
         lastmod = None if figures.undated else figures.lastmod
         return PageInfo(number, lastmod, self.figure_urls(figures), prepared=span)
+
+    def rows_lastmod(self, info: PageInfo, site: SiteContext) -> LastmodValue:
+        """The lastmod of the key range ``info`` was rendered from (one
+        aggregate), not of the file that bears its number in the layout kept
+        now: an index made meanwhile may have moved the boundaries."""
+        span = info.prepared
+        if self.defines_own_page_info or not isinstance(span, pagination.Span):
+            return super().rows_lastmod(info, site)
+        figures = self.range_figures(site, span.after, span.last)
+        return None if figures is None or figures.undated else figures.lastmod
 
     def _span(
         self, number: int, info: PageInfo | None, site: SiteContext | None

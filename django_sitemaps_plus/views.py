@@ -298,21 +298,15 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Se
     def prepare() -> Prepared:
         return prepared(page_info())
 
-    def settled_lastmod() -> dt.date | dt.datetime | None:
-        # After the body: the rows' lastmod now (one aggregate), stored with
-        # the render. Rows gone meanwhile: no lastmod (Last-Modified is then
-        # when the content was first seen).
-        now = found.page_info(page, site)
-        return None if now is None else now.lastmod
-
     def prepare_streamed() -> Prepared:
         # A cold cached file sent as it renders: the file as the latest
-        # index listed it; when its rows changed since, the lastmod is read
-        # after the body rather than before the first byte.
+        # index listed it; when its rows changed since, their lastmod is
+        # read after the body (one aggregate over the rows it was rendered
+        # from), stored with the render, rather than before the first byte.
         info = found.listed_info(page, site)
         ready = prepared(info)
         if info is not None and info.as_listed:
-            ready.lastmod, ready.settle = None, settled_lastmod
+            ready.lastmod, ready.settle = None, partial(found.rows_lastmod, info, site)
         return ready
 
     streamed = conf.CACHE and not conf.CACHE_FRESHNESS_CHECK and not conf.SERVE_BUILT

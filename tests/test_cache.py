@@ -646,6 +646,40 @@ class TestHttp:
         assert warm["Last-Modified"] == http_date(at(4).timestamp())
         assert "ETag" in warm
 
+    def test_the_lastmod_read_after_the_body_is_of_the_rows_rendered(
+        self, cached, registry, monkeypatch
+    ):
+        # An index made while file 2 renders moves the boundaries: the lastmod
+        # stored with the body must be its own rows', not that of the new
+        # layout's file 2 (older here: a crawler would be answered 304).
+        register(Article, lastmod_fields=["updated_at"], limit=2)
+        articles(5, updated_at=at(1))
+        Article.objects.filter(pk=4).update(updated_at=at(2))
+        Client().get("/sitemap.xml")  # files: (0, 2] (2, 4] (4, 5]
+        listed = Client().get("/sitemap-articles-2.xml")["Last-Modified"]
+        assert listed == http_date(at(2).timestamp())
+        Article.objects.get(pk=1).delete()
+        Article.objects.filter(pk=3).update(updated_at=at(5))
+        sitemap_cache.invalidate("articles")
+        real = ModelSection.range_rows
+        indexed = []
+
+        def range_rows(self, after, last, site):  # type: ignore[no-untyped-def]
+            if not indexed:
+                indexed.append(Client().get("/sitemap.xml").status_code)  # (0, 3] (3, 5]
+            return real(self, after, last, site)
+
+        monkeypatch.setattr(ModelSection, "range_rows", range_rows)
+        _, body = fetch("/sitemap-articles-2.xml")
+        assert indexed == [200]
+        assert [loc.rsplit("/", 2)[-2] for loc in locs(body)] == ["article-2", "article-3"]
+        monkeypatch.setattr(ModelSection, "range_rows", real)
+        warm = Client().get("/sitemap-articles-2.xml")
+        assert warm.content == body
+        assert warm["Last-Modified"] == http_date(at(5).timestamp())
+        again = Client().get("/sitemap-articles-2.xml", HTTP_IF_MODIFIED_SINCE=listed)
+        assert again.status_code == 200
+
     def test_a_conditional_cold_request_after_a_save_reads_the_lastmod_first(
         self, cached, registry
     ):
@@ -924,9 +958,9 @@ class TestFaults:
         def broken(*args, **kwargs):
             raise OperationalError("database unavailable")
 
-        # A plain GET asks the layout first and page_info after the body.
+        # A plain GET asks the kept layout first, its rows' figures after the body.
         with monkeypatch.context() as patched:
-            patched.setattr(ModelSection, "page_info", broken)
+            patched.setattr(ModelSection, "range_figures", broken)
             cold, body = fetch("/sitemap-articles-1.xml")
         assert cold.status_code == 200 and body.endswith(b"</urlset>\n")
         assert len(locs(body)) == 200

@@ -234,6 +234,24 @@ class TestInvalidation:
         settings_row.delete()
         assert url("/en/about/") in locs()
 
+    def test_a_file_after_a_save_carries_its_pages_new_lastmod(self, cms: CMS) -> None:
+        # The layout the index kept predates the change: a plain GET reads the
+        # pages' lastmod after rendering them (by page key, as the layout).
+        from django_sitemaps_plus import cache as sitemap_cache
+
+        about = cms.page("About", slug="about")
+        then = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+        later = dt.datetime(2026, 2, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+        set_published_at(cms.home, "en", then)
+        set_published_at(about, "en", then)
+        fetch("/sitemap.xml")
+        set_published_at(about, "en", later)
+        sitemap_cache.invalidate("pages")
+        cold, _ = fetch("/sitemap-pages-1.xml")
+        assert cold["Last-Modified"] == "Mon, 02 Feb 2026 03:04:05 GMT"
+        warm, _ = fetch("/sitemap-pages-1.xml")
+        assert warm["Last-Modified"] == cold["Last-Modified"]
+
     def test_a_move_in_the_admin_is_seen(self, cms: CMS) -> None:
         from django.test import Client
         from django.urls import reverse
