@@ -124,6 +124,16 @@ class TestWhichPages:
         assert set(body.decode().split()) == locs()
 
 
+def _home_and_about_published_then(cms: CMS) -> tuple[Any, dt.datetime]:
+    """The home page and an About page, both published on 2 January 2026;
+    returns the About page and a later moment (2 February)."""
+    about = cms.page("About", slug="about")
+    then = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+    set_published_at(cms.home, "en", then)
+    set_published_at(about, "en", then)
+    return about, dt.datetime(2026, 2, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+
+
 class TestLastmod:
     def test_publish_time_then_a_published_plugin_edit_moves_it(self, cms: CMS) -> None:
         about = cms.page("About", slug="about")
@@ -155,10 +165,7 @@ class TestLastmod:
         assert entries()[url("/en/about/")]["lastmod"] > "2026-01-02T03:04:05Z"
 
     def test_the_index_names_the_latest(self, cms: CMS) -> None:
-        about = cms.page("About", slug="about")
-        then = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
-        later = dt.datetime(2026, 2, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
-        set_published_at(cms.home, "en", then)
+        about, later = _home_and_about_published_then(cms)
         set_published_at(about, "en", later)
         from lxml import etree
 
@@ -239,11 +246,7 @@ class TestInvalidation:
         # pages' lastmod after rendering them (by page key, as the layout).
         from django_sitemaps_plus import cache as sitemap_cache
 
-        about = cms.page("About", slug="about")
-        then = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
-        later = dt.datetime(2026, 2, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
-        set_published_at(cms.home, "en", then)
-        set_published_at(about, "en", then)
+        about, later = _home_and_about_published_then(cms)
         fetch("/sitemap.xml")
         set_published_at(about, "en", later)
         sitemap_cache.invalidate("pages")
