@@ -86,6 +86,19 @@ class NewsTests(TestCase):
         with clock(NOW + dt.timedelta(hours=20)):
             assert locs(fetch("/sitemap-news-1.xml")[1]) == ["https://example.com/news/a/"]
 
+    def test_the_overview_counts_the_window_not_the_table(self) -> None:
+        # The files list the last two days' articles: the admin overview's
+        # counts are of those, not of every row of the model.
+        self.add("fresh", 1)
+        self.add("old", 49)
+        self.add("older", 100)
+        section = site.get("news")
+        assert section is not None
+        with clock(NOW):
+            counts = section.lastmod_counts(SITE)
+        assert counts.by_day == {dt.date(2026, 5, 20): 1}
+        assert counts.undated == 0
+
     def test_expires_when_the_oldest_leaves(self) -> None:
         self.add("a", 1)
         self.add("b", 30)

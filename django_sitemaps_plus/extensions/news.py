@@ -253,9 +253,6 @@ class NewsSection(ModelSection):
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
         return self._pages(self._read_window())
 
-    # The files list the window only, newest first: count what they hold.
-    lastmod_counts = Section.lastmod_counts
-
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         window = self._read_window()
         size = self.items_per_file()
