@@ -659,7 +659,11 @@ class Section:
             pagination.room(self.namespaces()),
             on_full=lambda: layout.forget_sizes(self, site),
         )
-        batches = (render.entries(self, rows, site) for rows in self.page_rows(number, site, info))
+        batches = (
+            batch
+            for rows in self.page_rows(number, site, info)
+            for batch in render.entry_batches(self, rows, site)
+        )
         return pagination.guarded(batches, guard)
 
     def lastmod_counts(self, site: SiteContext) -> LastmodCounts:

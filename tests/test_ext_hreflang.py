@@ -127,6 +127,27 @@ class FastPathTests(Registered):
         assert set(found[0][1]) == {"en", "de", "fr", "x-default"}
         self.assert_reciprocal(found)
 
+    def test_a_file_is_written_in_batches_of_entries_not_of_rows(self) -> None:
+        # Three entries a row: a batch of rows would hold three times as many
+        # entries; batches of entries keep memory flat whatever the languages.
+        from unittest import mock
+
+        from django_sitemaps_plus import pagination, render
+
+        Place.objects.bulk_create([Place(slug=f"place-{i}") for i in range(1_500)])
+        site.register(PlaceSection)
+        sizes: list[int] = []
+        admit = pagination.FileGuard.admit
+
+        def counted(guard: Any, batch: list[str]) -> list[str]:
+            sizes.append(len(batch))
+            return admit(guard, batch)
+
+        with mock.patch.object(pagination.FileGuard, "admit", counted):
+            _, body = fetch("/sitemap-places-1.xml")
+        assert len(locs(body)) == 4_500 == sum(sizes)
+        assert max(sizes) < render.BATCH_ENTRIES + len(LANGS)
+
     def test_item_languages_hook_gets_instances(self) -> None:
         class Hooked(PlaceSection):
             name = "hooked"
