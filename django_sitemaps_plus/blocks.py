@@ -59,6 +59,12 @@ class BlockFigures:
     lastmod: LastmodValue = None
     undated: bool = False
 
+    @property
+    def file_lastmod(self) -> LastmodValue:
+        """The lastmod of a file of these rows: none when any row has none
+        (a new undated row must not be hidden by a 304)."""
+        return None if self.undated else self.lastmod
+
 
 def _block_figures(row: dict[str, Any]) -> BlockFigures:
     return BlockFigures(row["_n"], int(row.get("_s") or 0), None, bool(row.get("_u")))

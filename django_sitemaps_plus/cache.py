@@ -854,16 +854,14 @@ def streaming_response(
 
     if isinstance(request, ASGIRequest):
         chunks = iter(chunks)
-        ahead: list[bytes] = []
+        first = None
         if not in_event_loop():
             try:
                 first = _next_chunk(chunks)
             except BaseException:
                 _close(chunks)
                 raise
-            if first is not None:
-                ahead.append(first)
-        return StreamingHttpResponse(_InThread(chunks, ahead), content_type=content_type)
+        return StreamingHttpResponse(_InThread(chunks, first), content_type=content_type)
     return StreamingHttpResponse(chunks, content_type=content_type)
 
 
@@ -895,20 +893,21 @@ class _InThread:
     render lock) runs even when the client left before the first chunk.
     """
 
-    def __init__(self, chunks: Iterator[bytes], ahead: list[bytes] | None = None) -> None:
+    def __init__(self, chunks: Iterator[bytes], first: bytes | None = None) -> None:
         from asgiref.sync import sync_to_async
 
         self.iterator = chunks
-        #: Chunks already made (in the view's trip to the sync thread).
-        self.ahead = ahead or []
+        #: The first chunk, when already made (in the view's trip to the sync thread).
+        self.first = first
         self.step = sync_to_async(_next_chunk, thread_sensitive=True)
 
     def __aiter__(self) -> _InThread:
         return self
 
     async def __anext__(self) -> bytes:
-        if self.ahead:
-            return self.ahead.pop(0)
+        if self.first is not None:
+            first, self.first = self.first, None
+            return first
         chunk = await self.step(self.iterator)
         if chunk is None:
             raise StopAsyncIteration

@@ -196,9 +196,6 @@ def check_serving_settings(
     errors: list[CheckMessage] = []
     get = conf.get
     if get("CACHE_ALIAS") not in settings.CACHES:
-        # With CACHE off the alias still keeps the measured sections' blocks
-        # and layouts: without it every request would measure them again.
-        measured = [] if get("CACHE") else _measured_sections()
         if get("CACHE"):
             errors.append(
                 Error(
@@ -207,7 +204,9 @@ def check_serving_settings(
                     id=f"{ID}.E011",
                 )
             )
-        elif measured:
+        # With CACHE off the alias still keeps the measured sections' blocks
+        # and layouts: without it every request would measure them again.
+        elif measured := _measured_sections():
             errors.append(
                 Error(
                     f"SITEMAPS_PLUS['CACHE_ALIAS'] = {get('CACHE_ALIAS')!r} is not in CACHES; "

@@ -825,8 +825,7 @@ class ModelSection(Section):
         figures = self.range_figures(site, span.after, span.last)
         if figures is None:
             return None
-        lastmod = None if figures.undated else figures.lastmod
-        return PageInfo(number, lastmod, self.figure_urls(figures), prepared=span)
+        return PageInfo(number, figures.file_lastmod, self.figure_urls(figures), prepared=span)
 
     def rows_lastmod(self, info: PageInfo, site: SiteContext) -> LastmodValue:
         """The lastmod of the key range ``info`` was rendered from (one
@@ -836,7 +835,7 @@ class ModelSection(Section):
         if self.defines_own_page_info or not isinstance(span, pagination.Span):
             return super().rows_lastmod(info, site)
         figures = self.range_figures(site, span.after, span.last)
-        return None if figures is None or figures.undated else figures.lastmod
+        return None if figures is None else figures.file_lastmod
 
     def _span(
         self, number: int, info: PageInfo | None, site: SiteContext | None

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from functools import partial
 from itertools import chain
 from typing import Any, TypeVar
@@ -305,9 +306,9 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Se
         # from), stored with the render, rather than before the first byte.
         info = found.listed_info(page, site)
         ready = prepared(info)
-        if info is not None and info.as_listed:
-            ready.lastmod, ready.settle = None, partial(found.rows_lastmod, info, site)
-        return ready
+        if info is None or not info.as_listed:
+            return ready
+        return replace(ready, lastmod=None, settle=partial(found.rows_lastmod, info, site))
 
     streamed = conf.CACHE and not conf.CACHE_FRESHNESS_CHECK and not conf.SERVE_BUILT
     source = Source(
