@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Iterable, Iterator, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -64,7 +64,21 @@ class RemovedCharacters:
             )
 
 
-_removed: ContextVar[RemovedCharacters | None] = ContextVar("sitemaps_plus_removed", default=None)
+class _Collecting(threading.local):
+    """The collector of the document whose entries this thread is rendering.
+
+    Thread-local, not a ``ContextVar``: asgiref copies a worker thread's
+    context variables back to the awaiting coroutine when a ``sync_to_async``
+    call is cancelled, even while the thread is still inside a pull. A
+    context variable set there would outlive its document in the event loop's
+    context, and every later removal would be counted into it, never logged.
+    A pull runs on one thread from start to end, which a thread-local follows.
+    """
+
+    removed: RemovedCharacters | None = None
+
+
+_collecting = _Collecting()
 
 
 def escape(value: str) -> str:
@@ -79,7 +93,7 @@ def escape(value: str) -> str:
     if not (value.isascii() and value.isprintable()):
         found = FORBIDDEN_CHARS.findall(value)
         if found:
-            removed = _removed.get()
+            removed = _collecting.removed
             if removed is None:
                 removed = RemovedCharacters("Sitemap")
                 removed.add(value, found)
@@ -150,11 +164,12 @@ def _batched(
     removed = RemovedCharacters(label)
 
     def pull(size: int) -> list[str]:
-        token = _removed.set(removed)
+        outer = _collecting.removed
+        _collecting.removed = removed
         try:
             return list(islice(iterator, size))
         finally:
-            _removed.reset(token)
+            _collecting.removed = outer
 
     try:
         # The head leaves with the first few entries, so a streamed file's

@@ -9,12 +9,16 @@ validate each served and built file.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
 import logging
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.core.management import call_command
 from django.db import connection
 from django.test import override_settings
@@ -81,6 +85,41 @@ class TestEscape:
         assert message.startswith("Sitemap section 'x': removed 3 character(s)")
         assert "U+000B" in message
         assert "from 3 value(s)" in message
+
+    def test_a_cancelled_render_leaves_no_collector_behind(self, caplog):
+        """asgiref copies a worker thread's context back to the awaiting
+        coroutine when ``sync_to_async`` is cancelled, while the thread may
+        still be inside a pull. The collector must not come back with it: a
+        removal made later in that coroutine is logged, not counted silently
+        into a document that already ended."""
+        inside, release = threading.Event(), threading.Event()
+
+        def entries():
+            inside.set()
+            release.wait(10)
+            yield "<url><loc>https://e.x/</loc></url>"
+
+        document = xml.stream_urlset(entries(), {})
+
+        async def render_then_escape() -> None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await sync_to_async(next, thread_sensitive=False)(document)
+            xml.escape("after\x0bthe cancel")
+
+        async def cancel_mid_pull() -> None:
+            task = asyncio.create_task(render_then_escape())
+            assert await asyncio.get_running_loop().run_in_executor(None, inside.wait, 10)
+            task.cancel()
+            await task
+            release.set()  # asyncio.run waits for the worker thread to end
+
+        with caplog.at_level(logging.WARNING, "django_sitemaps_plus"):
+            try:
+                asyncio.run(cancel_mid_pull())
+            finally:
+                release.set()
+        assert "U+000B" in caplog.text
+        assert "'after\\x0bthe cancel'" in caplog.text
 
 
 class Clips(Section):
