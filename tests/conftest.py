@@ -2,10 +2,13 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
+from django.test import TestCase, TransactionTestCase
 
+from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.registry import SitemapRegistry, site
 
 
@@ -17,6 +20,62 @@ def _empty_cache() -> Iterator[None]:
 
     cache.clear()
     yield
+
+
+# Streamed bodies a test never read ----------------------------------------
+#
+# A server always closes a response (PEP 3333; Django's ASGI handler), which
+# closes its body's generator: the file's server-side cursor, its render lock.
+# Django's test client closes a streamed response only when its body is read
+# to the end. A body a test never reads (headers, status only) would keep its
+# generator, started by the view, until the garbage collector finalised it,
+# perhaps during a later test: on PostgreSQL the cursor's CLOSE then ran in
+# that test's transaction, after the savepoint the cursor lived in was rolled
+# back, and PostgreSQL aborted the later test's transaction (a 503 from
+# InFailedSqlTransaction at its next query, depending on when the collector
+# ran). Each body is closed, as a server would, before the test's database
+# is rolled back or flushed.
+
+_unread_bodies: list[Iterator[bytes]] = []
+
+
+def _recording_bodies(make: Callable[..., Any]) -> Callable[..., Any]:
+    def streaming_response(request: Any, chunks: Iterator[bytes], content_type: str) -> Any:
+        chunks = iter(chunks)
+        _unread_bodies.append(chunks)
+        return make(request, chunks, content_type)
+
+    return streaming_response
+
+
+def close_unread_bodies() -> None:
+    """Close every body served since the last call, as a server would."""
+    while _unread_bodies:
+        close = getattr(_unread_bodies.pop(), "close", None)
+        if close is not None:
+            close()
+
+
+def _closing_bodies_first(teardown: Callable[[Any], None]) -> Callable[[Any], None]:
+    def _fixture_teardown(self: Any) -> None:
+        close_unread_bodies()
+        teardown(self)
+
+    return _fixture_teardown
+
+
+# Once for the session, at import: the unittest-style test cases and
+# pytest-django's database fixture both end through these.
+sitemap_cache.streaming_response = _recording_bodies(sitemap_cache.streaming_response)
+for _case in (TestCase, TransactionTestCase):
+    _case._fixture_teardown = _closing_bodies_first(_case._fixture_teardown)
+
+
+@pytest.fixture(autouse=True)
+def _no_unread_bodies() -> Iterator[None]:
+    """Tests without a database close theirs too (a stored file's handle)."""
+    yield
+    close_unread_bodies()
 
 
 @pytest.fixture
