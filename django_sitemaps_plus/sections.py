@@ -25,7 +25,7 @@ import inspect
 import logging
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import lru_cache
 from itertools import islice
@@ -114,6 +114,27 @@ class _PlainPage:
 
     items: list[Any]
     lastmods: list[LastmodValue]
+
+
+def counted_spans(count: int, size: int, per_item: int) -> list[pagination.Span]:
+    """A plain section's files laid out by count: pages of ``size`` items
+    by position, unmeasured (``Span.size`` None). The last ends where a full
+    page would, so items added since are served within it."""
+    return [
+        pagination.Span(
+            number,
+            (number - 1) * size,
+            number * size,
+            min(size, count - (number - 1) * size) * per_item,
+            None,
+        )
+        for number in range(1, -(-count // size) + 1)
+    ]
+
+
+def counted_pages(count: int, size: int, per_item: int) -> list[PageInfo]:
+    """The index's view of ``count`` items in pages of ``size``, with no lastmod."""
+    return [PageInfo(s.number, None, s.urls) for s in counted_spans(count, size, per_item)]
 
 
 def span_info(span: pagination.Span, as_listed: bool = False) -> PageInfo:
@@ -467,33 +488,40 @@ class Section:
         worst = urls * self.worst_entry_bytes()
         return urls <= self.get_limit() and worst <= pagination.room(self.namespaces())
 
-    def _measures_items(self, items: Any) -> bool:
-        """Whether a plain section's ``items`` are laid out by measuring:
-        unless sized by count, or few enough to fit one file anyway."""
+    def _laid_out(self, items: Any) -> bool:
+        """Whether a plain section's files are the spans of its kept layout
+        (``layout.remembered``) rather than pages of ``items_per_file()``.
+
+        Not when sized by count (``measures_files()`` False). A QuerySet is
+        always: the layout the index makes counts its rows once and measures
+        them only when they could outgrow one file (``_compute_layout``), so a
+        file request asks no ``COUNT``. A list is when its length could
+        outgrow one file; any other iterable always is.
+        """
         if not self.measures_files():
             return False
-        if isinstance(items, models.QuerySet):
-            count = items.count()
-        elif isinstance(items, Sized):
-            count = len(items)
-        else:
+        if isinstance(items, models.QuerySet) or not isinstance(items, Sized):
             return True
-        return not self.fits_unmeasured(count * self.urls_per_item())
+        return not self.fits_unmeasured(len(items) * self.urls_per_item())
 
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
         items = call_with_site(self.items, site)
-        if self._measures_items(items):
-            return [span_info(span) for span in layout.current(self, site, refresh=True)]
+        if self._laid_out(items):
+            spans = layout.current(self, site, refresh=True)
+            if not (self.has_lastmod and spans and spans[0].size is None):
+                return [span_info(span) for span in spans]
+            # Laid out by count, with lastmod in Python: read each file's rows.
+            return [
+                replace(span_info(span), lastmod=latest_of_all(self._span_lastmods(items, span)))
+                for span in spans
+            ]
         size = self.items_per_file()
         per_item = self.urls_per_item()
         if isinstance(items, models.QuerySet):
             if not self.has_lastmod:
                 # No lastmod to read: the index needs only the row count.
                 count = items.count()
-                return [
-                    PageInfo(number, None, min(size, count - (number - 1) * size) * per_item)
-                    for number in range(1, -(-count // size) + 1)
-                ]
+                return counted_pages(count, size, per_item)
             # lastmod is Python: read every row once, streamed, never held.
             items = items.iterator(chunk_size=BATCH_ROWS)
         pages: list[PageInfo] = []
@@ -508,9 +536,21 @@ class Section:
             )
         return pages
 
+    def _span_lastmods(self, items: models.QuerySet[Any], span: pagination.Span) -> list[Any]:
+        """The lastmod of each item of ``span`` (rows streamed, never held)."""
+        rows = items[span.after or 0 : span.last].iterator(chunk_size=BATCH_ROWS)
+        return [self.lastmod(item) for item in rows]
+
     def _compute_layout(self, site: SiteContext) -> list[pagination.Span]:
-        """The section's files, computed now (``layout.remembered`` keeps them)."""
-        return layout.measured_items(self, call_with_site(self.items, site), site)
+        """The section's files, computed now (``layout.remembered`` keeps them
+        with the index): a QuerySet few enough to fit one file is laid out by
+        its count (one ``COUNT``, nothing rendered), anything else measured."""
+        items = call_with_site(self.items, site)
+        if isinstance(items, models.QuerySet):
+            count = items.count()
+            if self.fits_unmeasured(count * self.urls_per_item()):
+                return counted_spans(count, self.items_per_file(), self.urls_per_item())
+        return layout.measured_items(self, items, site)
 
     def measured_room(self) -> int:
         """Bytes a measured file's entries are packed to (``MEASURED_FILL``
@@ -547,7 +587,10 @@ class Section:
         return PageInfo(
             number,
             latest_of_all(lastmods),
-            span.urls if span is not None else len(items) * self.urls_per_item(),
+            # A measured file's URLs as counted; else each item's most.
+            span.urls
+            if span is not None and span.size is not None
+            else len(items) * self.urls_per_item(),
             prepared=_PlainPage(items, lastmods),
         )
 
@@ -560,7 +603,7 @@ class Section:
         read up to the page."""
         items = call_with_site(self.items, site)
         span = None
-        if self._measures_items(items):
+        if self._laid_out(items):
             span = layout.file_span(self, number, cast(SiteContext, site))[0]
             if span is None:
                 return [], None

@@ -542,6 +542,59 @@ def test_rendered_per_request_an_unconditional_file_takes_its_lastmod_from_the_i
     assert response["Last-Modified"] == http_date(later.timestamp())
 
 
+class _ArticleQuerySet(Section):
+    """A plain section of a QuerySet, its files sized by measure (default
+    ``max_loc_length``)."""
+
+    name = "plain"
+
+    def items(self):
+        return Article.objects.order_by("pk")
+
+
+@pytest.mark.parametrize("file_bytes", [None, 30_000], ids=["one-file", "measured"])
+def test_a_plain_queryset_file_after_its_index_asks_no_count(registry, monkeypatch, file_bytes):
+    """Whether a QuerySet of items is measured (its ``COUNT``) is decided by
+    the index and kept with its layout: a file after the index reads its
+    rows only, whether the layout was made by count (three rows fit a file)
+    or measured (a 30,000-byte limit: three worst-case entries would not)."""
+    if file_bytes:
+        monkeypatch.setattr(protocol, "MAX_FILE_BYTES", file_bytes)
+    register(_ArticleQuerySet)
+    bulk_articles(3)
+    with CaptureQueriesContext(connection) as index:
+        _, body = fetch("/sitemap.xml")
+    assert locs(body) == [f"{BASE}/sitemap-plain-1.xml"]
+    # By count: one COUNT; measured: the COUNT and the rows, read once.
+    assert len(index) == (2 if file_bytes else 1)
+    with CaptureQueriesContext(connection) as file:
+        _, body = fetch("/sitemap-plain-1.xml")
+    assert [q["sql"].split()[0] for q in file.captured_queries] == ["SELECT"]
+    assert "COUNT" not in file.captured_queries[0]["sql"].upper()
+    assert locs(body) == [f"{BASE}/articles/{i:08d}/" for i in range(1, 4)]
+
+
+def test_a_plain_queryset_grown_past_its_kept_layout_is_not_measured_by_a_file(
+    registry, monkeypatch
+):
+    """Laid out by count when it held one row, the section then grows to
+    six with no index between: its file is the page the index listed, as
+    much as a file of worst-case entries may hold (two, under a 30,000-byte
+    limit), not a layout measured for the file request; the next index
+    measures and lists them all."""
+    monkeypatch.setattr(protocol, "MAX_FILE_BYTES", 30_000)
+    section = _ArticleQuerySet()
+    register(section)
+    bulk_articles(1)
+    fetch("/sitemap.xml")
+    bulk_articles(5, first=2)
+    assert section.items_per_file() == 2
+    _, body = fetch("/sitemap-plain-1.xml")
+    assert locs(schema_valid(body)) == [f"{BASE}/articles/{i:08d}/" for i in (1, 2)]
+    bodies = all_files(fetch("/sitemap.xml")[1])
+    assert assert_within_limits(bodies) == [f"{BASE}/articles/{i:08d}/" for i in range(1, 7)]
+
+
 class _PerItemPriority(Section):
     name = "per-item"
 
