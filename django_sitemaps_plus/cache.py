@@ -222,6 +222,15 @@ class _InSyncThread:
 
 
 _Op = _CacheCall | _Sleep | _InSyncThread
+
+
+class _Abandoned(BaseException):
+    """Thrown into a flow whose request was cancelled (an ASGI client that
+    left), at the operation it waits on, so it releases what it holds (the
+    render lock) before it ends. A ``BaseException``, like ``GeneratorExit``:
+    the flow's ``except Exception`` fallbacks must not catch it."""
+
+
 #: A control flow returning ``T``: yields operations, is sent their results.
 Flow = Generator[_Op, Any, T]
 
@@ -282,18 +291,69 @@ async def arun(flow: Flow[T]) -> T:
     done, op = _advance(flow, None, None)
     while not done:
         if isinstance(op, _Sleep):
-            await asyncio.sleep(op.seconds)
+            try:
+                await asyncio.sleep(op.seconds)
+            except asyncio.CancelledError:
+                await _abandon_in_thread(flow, False, op)
+                raise
             done, op = _advance(flow, None, None)
         elif isinstance(op, _CacheCall) and _has_own_async(op):
-            try:
-                result = await getattr(op.cache, f"a{op.name}")(*op.args, **op.kwargs)
-            except Exception as exc:
-                done, op = _advance(flow, None, exc)
-            else:
-                done, op = _advance(flow, result, None)
+            done, op = await _own_async_call(flow, op)
         else:
             done, op = await _in_sync_thread_trip(flow, op)
     return cast(T, op)
+
+
+async def _own_async_call(flow: Flow[T], op: _CacheCall) -> tuple[bool, Any]:
+    """``op`` through the backend's own async method; the flow advanced with
+    its outcome. Shielded: when the request is cancelled meanwhile, the call
+    still ends (an ``add`` of the render lock may have succeeded), the flow
+    learns its outcome, and then releases what it holds."""
+    call = asyncio.ensure_future(getattr(op.cache, f"a{op.name}")(*op.args, **op.kwargs))
+    try:
+        result = await asyncio.shield(call)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            try:
+                result = await call
+            except Exception as exc:
+                outcome = _advance(flow, None, exc)
+            else:
+                outcome = _advance(flow, result, None)
+            await _abandon_in_thread(flow, *outcome)
+        raise
+    except Exception as exc:
+        return _advance(flow, None, exc)
+    return _advance(flow, result, None)
+
+
+async def _abandon_in_thread(flow: Flow[Any], done: bool, op: Any) -> None:
+    from asgiref.sync import sync_to_async
+
+    await sync_to_async(_abandon, thread_sensitive=True)(flow, done, op)
+
+
+def _abandon(flow: Flow[Any], done: bool, op: Any) -> None:
+    """End ``flow`` after its request was cancelled, waiting at ``op`` (or
+    ended, ``done``, with ``op`` its result): ``_Abandoned`` is thrown in at
+    ``op`` and the operations of its cleanup are performed synchronously (the
+    render lock's release), pauses skipped; a response it made is closed, so
+    a render it began stops and stores nothing."""
+    try:
+        if not done:
+            try:
+                op = flow.throw(_Abandoned())
+            except StopIteration as stop:
+                done, op = True, stop.value
+        while not done:
+            done, op = _advance(flow, None, None) if isinstance(op, _Sleep) else _step(flow, op)
+    except _Abandoned:
+        return
+    except Exception:
+        logger.warning("Sitemap cache: cleaning up after a cancelled request failed", exc_info=True)
+        return
+    if isinstance(op, HttpResponseBase):
+        op.close()
 
 
 def _has_own_async(op: _CacheCall) -> bool:
@@ -326,12 +386,11 @@ async def _in_sync_thread_trip(flow: Flow[T], op: _CacheCall | _InSyncThread) ->
         return await asyncio.shield(work)
     except asyncio.CancelledError:
         # The client left (Django cancels the view): the thread's work runs
-        # to its end anyway. A response it made is closed, so a cold render
-        # it began releases the render lock and stores nothing.
+        # to its end anyway; then the flow is abandoned where it stopped (a
+        # response it made is closed, a lock it holds released).
         with contextlib.suppress(Exception):
             done, made = await work
-            if done and isinstance(made, HttpResponseBase):
-                await sync_to_async(made.close, thread_sensitive=True)()
+            await _abandon_in_thread(flow, done, made)
         raise
 
 
@@ -1024,26 +1083,33 @@ def _serve(request: HttpRequest, site: SiteContext, source: Source) -> Flow[Http
         locked = yield _call(cache, "add", where.lock_key, token, timeout=conf.CACHE_LOCK_TIMEOUT)
     except Exception as error:
         return (yield from _respond_in_sync_thread(_uncached, request, source, error))
-    if locked:
-        # The lock may be free because a holder just stored the file and
-        # released it after this request's lookup missed: serve that file.
-        try:
-            stored = yield from _stored(cache, where, fingerprint)
-        except Exception:
-            stored = None
-        if stored is not None:
+    try:
+        if locked:
+            # The lock may be free because a holder just stored the file and
+            # released it after this request's lookup missed: serve that file.
+            try:
+                stored = yield from _stored(cache, where, fingerprint)
+            except Exception:
+                stored = None
+            if stored is not None:
+                yield from _release(cache, where.lock_key, token)
+                return _stored_response(request, source, stored)
+        else:
+            waited = yield from _wait_for_entry(cache, where, fingerprint)
+            if waited is not None:
+                return _stored_response(request, source, waited)
+            # The holder gave up (a 404, an error) or is slow: answer here.
+        lock = token if locked else None
+        render = _respond_in_sync_thread(
+            _render_locked, request, source, cache, where, fingerprint, lock
+        )
+        return (yield from render)
+    except _Abandoned:
+        # The client left (ASGI) while this request held the lock and waited
+        # on the cache: free it now, not after CACHE_LOCK_TIMEOUT.
+        if locked:
             yield from _release(cache, where.lock_key, token)
-            return _stored_response(request, source, stored)
-    else:
-        waited = yield from _wait_for_entry(cache, where, fingerprint)
-        if waited is not None:
-            return _stored_response(request, source, waited)
-        # The holder gave up (a 404, an error) or is slow: answer here.
-    lock = token if locked else None
-    render = _respond_in_sync_thread(
-        _render_locked, request, source, cache, where, fingerprint, lock
-    )
-    return (yield from render)
+        raise
 
 
 def _respond_in_sync_thread(

@@ -473,6 +473,11 @@ def large(registry, settings):
 
 def cache_state(path: str = LARGE) -> tuple[bool, bool]:
     """Whether the file's entry is stored, and whether its render lock is held."""
+    where = _where(path)
+    return where.entry is not None, sitemap_cache.get_cache().get(where.lock_key) is not None
+
+
+def _where(path: str = LARGE) -> sitemap_cache.Lookup:
     from django.test import RequestFactory
 
     from django_sitemaps_plus.cache import Source
@@ -480,13 +485,14 @@ def cache_state(path: str = LARGE) -> tuple[bool, bool]:
     from django_sitemaps_plus.registry import site
 
     source = Source([site.get("articles")], "application/xml; charset=utf-8", lambda: None)
-    cache = sitemap_cache.get_cache()
-    where = sitemap_cache.run(
+    return sitemap_cache.run(
         sitemap_cache._lookup(
-            cache, SiteContext("https://example.com"), RequestFactory().get(path), source
+            sitemap_cache.get_cache(),
+            SiteContext("https://example.com"),
+            RequestFactory().get(path),
+            source,
         )
     )
-    return where.entry is not None, cache.get(where.lock_key) is not None
 
 
 @contextmanager
@@ -711,3 +717,62 @@ def test_a_cold_render_whose_client_left_before_the_response_frees_the_lock(larg
 
     async_to_sync(run)()
     assert cache_state() == (False, False)
+
+
+@pytest.mark.parametrize("held", ["aadd", "aget"])
+def test_a_client_that_left_during_an_own_async_cache_call_frees_the_lock(large, settings, held):
+    """With a backend whose async methods are its own (a natively async
+    one), the request is cancelled while the render lock's ``aadd`` (it has
+    succeeded, the flow does not know yet) or the ``aget`` after it (is the
+    file stored meanwhile?) is in flight: the call ends, the flow learns its
+    outcome and frees the lock at once, not after ``CACHE_LOCK_TIMEOUT``."""
+    from tests import recording_cache
+
+    settings.CACHES = {
+        "default": {"BACKEND": "tests.recording_cache.GatedLocMemCache", "LOCATION": "gated"}
+    }
+    sitemap_cache.get_cache().clear()
+    recording_cache.gate.hold(held)
+
+    async def run() -> None:
+        request = asyncio.ensure_future(AsyncClient().get(LARGE))
+        deadline = time.monotonic() + 10
+        while not recording_cache.gate.reached.is_set():
+            assert time.monotonic() < deadline, f"the request never reached {held}"
+            await asyncio.sleep(0.01)
+        request.cancel()
+        recording_cache.gate.release()
+        with pytest.raises(asyncio.CancelledError):
+            await request
+
+    try:
+        async_to_sync(run)()
+    finally:
+        recording_cache.gate.release()
+    assert recording_cache.gate.locked
+    assert cache_state() == (False, False)
+    # And the next request renders and stores the file.
+    recording_cache.gate.hold("none")
+    response, body = asgi_get(LARGE)
+    assert response.status_code == 200 and body.count(b"<url>") == 1500
+    assert cache_state() == (True, False)
+
+
+def test_a_client_that_left_while_waiting_for_another_render_leaves_its_lock(large):
+    """A request waiting (polling) for another request's render is cancelled:
+    it ends at once and never releases the lock it does not hold."""
+    cache = sitemap_cache.get_cache()
+    lock_key = _where().lock_key
+    cache.set(lock_key, "another request's token", 60)
+
+    async def run() -> None:
+        request = asyncio.ensure_future(AsyncClient().get(LARGE))
+        await asyncio.sleep(0.3)  # the request is polling by now
+        assert not request.done()
+        request.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await request
+
+    async_to_sync(run)()
+    assert cache.get(lock_key) == "another request's token"
+    assert cache_state() == (False, True)
