@@ -14,7 +14,8 @@ with our cache off (both render every time):
   size, so the table also gives the time and memory per URL.
 
 Queries are counted on a warm-up run; times are the median of ``--repeat``
-runs; memory is the tracemalloc peak of one request. The URLs of both are
+runs; memory is the tracemalloc peak of one request, its body read chunk
+by chunk and not kept. The URLs of both are
 checked equal before anything is timed.
 
     DJANGO_SETTINGS_MODULE=tests.djangocms_settings python -m bench.bench_djangocms --pages 100000

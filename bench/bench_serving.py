@@ -9,7 +9,8 @@ On loopback only, bounded in time and requests:
    request (median of ``--renders`` requests), ours cold (invalidated before
    each request: render + compress + store), and warm under load from ``wrk``
    (``--duration`` seconds, ``--connections`` connections), with and without
-   ``Accept-Encoding: gzip``, and 304s on ``If-None-Match``;
+   ``Accept-Encoding: gzip``, and 304s on ``If-None-Match``; and, in this
+   process, the peak of the Python allocations of a cold file (tracemalloc);
 3. ``build_sitemaps`` of the 1,000,000 URLs to a FileSystemStorage with gzip
    copies (time, peak RSS, files) in a fresh process, then an incremental
    rebuild after one article changed (files rewritten).
@@ -180,6 +181,38 @@ def cold(port: int, count: int, gzip: bool) -> dict[str, Any]:
         times.append(elapsed)
         size = len(body)
     return {"median_s": statistics.median(times), "max_s": max(times), "runs": count, "bytes": size}
+
+
+def cold_memory(count: int) -> dict[str, int]:
+    """The peak of the Python allocations while a cold cached file renders,
+    is compressed into the cache and is sent, in this process (tracemalloc;
+    Django's test client, the body read chunk by chunk and not kept, as a
+    server sends it): the smallest of ``count`` requests per encoding."""
+    import gc
+    import tracemalloc
+
+    from django.test import Client
+
+    from django_sitemaps_plus.cache import invalidate
+
+    client = Client(HTTP_HOST="127.0.0.1")
+    peaks: dict[str, int] = {}
+    for encoding in ("identity", "gzip"):
+        headers = {"HTTP_ACCEPT_ENCODING": "gzip"} if encoding == "gzip" else {}
+        for _ in range(count):
+            invalidate("articles")
+            gc.collect()
+            tracemalloc.start()
+            try:
+                response = client.get(PAGE, **headers)
+                assert response.status_code == 200, response.status_code
+                for _chunk in response.streaming_content:
+                    pass
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            peaks[encoding] = min(peak, peaks.get(encoding, peak))
+    return peaks
 
 
 _UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}
@@ -419,6 +452,12 @@ def markdown(result: dict[str, Any]) -> str:
         "(identity) faster by median latency (target: at least 100x).",
         f"- Cache memory for the page: {stored:,} bytes stored for {raw:,} uncompressed "
         f"({stored / max(1, raw):.1%}).",
+        "- Python allocations while a cold file renders, is compressed into the cache and "
+        "is sent (tracemalloc, in the harness's process through Django's test client, the "
+        "body read chunk by chunk; least of the runs): "
+        f"identity {m['cold_memory']['identity'] / 2**20:.1f} MiB, "
+        f"gzip {m['cold_memory']['gzip'] / 2**20:.1f} MiB, for a "
+        f"{raw / 2**20:.1f} MiB file.",
         f"- Load runs: {warm_gz['duration_s']} s each at 1 and at {warm_gz['connections']} "
         f"connections; non-2xx/3xx answers: {errors}; "
         f"p99 at {warm_gz['connections']} connections (queueing on {m['workers']} workers): "
@@ -496,6 +535,7 @@ def main(argv: list[str] | None = None) -> int:
         result["cold_gzip"] = cold(cached.port, args.renders, gzip=True)
         _, headers, _ = get(cached.port, PAGE)
         result["cache_entry"] = cache_entry_sizes()
+        result["cold_memory"] = cold_memory(args.renders)
         result["warm_gzip"] = load(
             cached.port, PAGE, {"Accept-Encoding": "gzip"}, args.duration, args.connections
         )
