@@ -8,10 +8,10 @@ with our cache off (both render every time):
 - the index: ours (``/sitemap.xml``, each file's lastmod in one grouped
   query) against ``CMSSitemap`` through ``django.contrib.sitemaps``' index
   view (which reads every row's ``lastmod()``);
-- one full file: ours (``/sitemap-pages-1.xml``, as many pages in both
-  languages as its byte budget allows, with alternates) against
-  ``CMSSitemap``'s first page (50,000 URLs, no alternates). Files differ in
-  size, so the table also gives the time and memory per URL.
+- one full file: ours (``/sitemap-pages-1.xml``, filled from its entries'
+  measured bytes, with alternates) against ``CMSSitemap``'s first page
+  (50,000 URLs, no alternates). Files may differ in size, so the table also
+  gives the time and memory per URL.
 
 Queries are counted on a warm-up run; times are the median of ``--repeat``
 runs; memory is the tracemalloc peak of one request, its body read chunk

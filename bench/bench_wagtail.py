@@ -8,10 +8,10 @@ through Django's test client, with our cache off (both render every time):
 - the index: ours (``/sitemap.xml``, each file's lastmod) against Wagtail's
   (``wagtail.contrib.sitemaps.views.index``: Django's index, whose lastmod
   reads every page's ``lastmod()``);
-- one full file: ours (``/sitemap-pages-1.xml``, as many pages as its byte
-  budget allows) against Wagtail's first page (``?p=1``, 50,000 URLs,
-  ``.specific()`` over every page). Files differ in size, so the table also
-  gives the time and memory per URL.
+- one full file: ours (``/sitemap-pages-1.xml``, filled from its entries'
+  measured bytes in whole key blocks) against Wagtail's first page
+  (``?p=1``, 50,000 URLs, ``.specific()`` over every page). Files may differ
+  in size, so the table also gives the time and memory per URL.
 
 Queries are counted on a warm-up run; times are the median of ``--repeat``
 runs; memory is the tracemalloc peak of one request, its body read
