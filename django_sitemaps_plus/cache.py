@@ -46,7 +46,7 @@ import re
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
 from itertools import chain
@@ -294,7 +294,7 @@ async def arun(flow: Flow[T]) -> T:
             try:
                 await asyncio.sleep(op.seconds)
             except asyncio.CancelledError:
-                await _abandon_in_thread(flow, False, op)
+                await _clean_up_shielded(_abandon_in_thread(flow, False, op))
                 raise
             done, op = _advance(flow, None, None)
         elif isinstance(op, _CacheCall) and _has_own_async(op):
@@ -313,18 +313,37 @@ async def _own_async_call(flow: Flow[T], op: _CacheCall) -> tuple[bool, Any]:
     try:
         result = await asyncio.shield(call)
     except asyncio.CancelledError:
-        with contextlib.suppress(Exception):
-            try:
-                result = await call
-            except Exception as exc:
-                outcome = _advance(flow, None, exc)
-            else:
-                outcome = _advance(flow, result, None)
-            await _abandon_in_thread(flow, *outcome)
+        await _clean_up_shielded(_abandon_after_call(flow, call))
         raise
     except Exception as exc:
         return _advance(flow, None, exc)
     return _advance(flow, result, None)
+
+
+async def _abandon_after_call(flow: Flow[Any], call: asyncio.Future[Any]) -> None:
+    with contextlib.suppress(Exception):
+        try:
+            result = await call
+        except Exception as exc:
+            outcome = _advance(flow, None, exc)
+        else:
+            outcome = _advance(flow, result, None)
+        await _abandon_in_thread(flow, *outcome)
+
+
+#: Cleanups of cancelled requests still running (asyncio keeps only a weak
+#: reference to a task).
+_cleanups: set[asyncio.Future[None]] = set()
+
+
+async def _clean_up_shielded(cleanup: Coroutine[Any, Any, None]) -> None:
+    """Run a cancelled request's ``cleanup`` to its end, even when the
+    request is cancelled again meanwhile (a server shutting down, a timeout
+    around the view): it runs as its own task, awaited through a shield."""
+    task = asyncio.ensure_future(cleanup)
+    _cleanups.add(task)
+    task.add_done_callback(_cleanups.discard)
+    await asyncio.shield(task)
 
 
 async def _abandon_in_thread(flow: Flow[Any], done: bool, op: Any) -> None:
@@ -388,10 +407,14 @@ async def _in_sync_thread_trip(flow: Flow[T], op: _CacheCall | _InSyncThread) ->
         # The client left (Django cancels the view): the thread's work runs
         # to its end anyway; then the flow is abandoned where it stopped (a
         # response it made is closed, a lock it holds released).
-        with contextlib.suppress(Exception):
-            done, made = await work
-            await _abandon_in_thread(flow, done, made)
+        await _clean_up_shielded(_abandon_after_trip(flow, work))
         raise
+
+
+async def _abandon_after_trip(flow: Flow[Any], work: asyncio.Future[tuple[bool, Any]]) -> None:
+    with contextlib.suppress(Exception):
+        done, made = await work
+        await _abandon_in_thread(flow, done, made)
 
 
 def _versions(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> Flow[list[str]]:

@@ -49,17 +49,28 @@ def _recording_bodies(make: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def close_unread_bodies() -> None:
-    """Close every body served since the last call, as a server would."""
+    """Close every body served since the last call, as a server would; a
+    body whose cleanup fails does not keep the others open (the first
+    failure is raised once all are closed)."""
+    failures: list[BaseException] = []
     while _unread_bodies:
         close = getattr(_unread_bodies.pop(), "close", None)
         if close is not None:
-            close()
+            try:
+                close()
+            except Exception as failure:
+                failures.append(failure)
+    if failures:
+        raise failures[0]
 
 
 def _closing_bodies_first(teardown: Callable[[Any], None]) -> Callable[[Any], None]:
     def _fixture_teardown(self: Any) -> None:
-        close_unread_bodies()
-        teardown(self)
+        try:
+            close_unread_bodies()
+        finally:
+            # The rollback (or flush) happens whatever a body's cleanup did.
+            teardown(self)
 
     return _fixture_teardown
 

@@ -719,13 +719,8 @@ def test_a_cold_render_whose_client_left_before_the_response_frees_the_lock(larg
     assert cache_state() == (False, False)
 
 
-@pytest.mark.parametrize("held", ["aadd", "aget"])
-def test_a_client_that_left_during_an_own_async_cache_call_frees_the_lock(large, settings, held):
-    """With a backend whose async methods are its own (a natively async
-    one), the request is cancelled while the render lock's ``aadd`` (it has
-    succeeded, the flow does not know yet) or the ``aget`` after it (is the
-    file stored meanwhile?) is in flight: the call ends, the flow learns its
-    outcome and frees the lock at once, not after ``CACHE_LOCK_TIMEOUT``."""
+def _gated_cache(settings: Any, held: str) -> Any:
+    """A cache whose own ``aadd``/``aget`` hold at ``held`` (tests.recording_cache)."""
     from tests import recording_cache
 
     settings.CACHES = {
@@ -733,46 +728,115 @@ def test_a_client_that_left_during_an_own_async_cache_call_frees_the_lock(large,
     }
     sitemap_cache.get_cache().clear()
     recording_cache.gate.hold(held)
+    return recording_cache.gate
+
+
+async def _request_held_at_the_gate(gate: Any) -> asyncio.Future[Any]:
+    """A GET of the large file, returned once its cache call waits at ``gate``."""
+    request = asyncio.ensure_future(AsyncClient().get(LARGE))
+    deadline = time.monotonic() + 10
+    while not gate.reached.is_set():
+        assert time.monotonic() < deadline, f"the request never reached {gate.method}"
+        await asyncio.sleep(0.01)
+    return request
+
+
+@pytest.mark.parametrize("held", ["aadd", "aget"])
+def test_a_client_that_left_during_an_own_async_cache_call_frees_the_lock(large, settings, held):
+    """With a backend whose async methods are its own (a natively async
+    one), the request is cancelled while the render lock's ``aadd`` (it has
+    succeeded, the flow does not know yet) or the ``aget`` after it (is the
+    file stored meanwhile?) is in flight: the call ends, the flow learns its
+    outcome and frees the lock at once, not after ``CACHE_LOCK_TIMEOUT``."""
+    gate = _gated_cache(settings, held)
 
     async def run() -> None:
-        request = asyncio.ensure_future(AsyncClient().get(LARGE))
-        deadline = time.monotonic() + 10
-        while not recording_cache.gate.reached.is_set():
-            assert time.monotonic() < deadline, f"the request never reached {held}"
-            await asyncio.sleep(0.01)
+        request = await _request_held_at_the_gate(gate)
         request.cancel()
-        recording_cache.gate.release()
+        gate.release()
         with pytest.raises(asyncio.CancelledError):
             await request
 
     try:
         async_to_sync(run)()
     finally:
-        recording_cache.gate.release()
-    assert recording_cache.gate.locked
+        gate.release()
+    assert gate.locked
     assert cache_state() == (False, False)
     # And the next request renders and stores the file.
-    recording_cache.gate.hold("none")
+    gate.hold("none")
     response, body = asgi_get(LARGE)
     assert response.status_code == 200 and body.count(b"<url>") == 1500
     assert cache_state() == (True, False)
 
 
-def test_a_client_that_left_while_waiting_for_another_render_leaves_its_lock(large):
+def test_a_client_cancelled_twice_during_an_own_async_cache_call_frees_the_lock(large, settings):
+    """Cancelled again while its cleanup waits for the ``aadd`` in flight (a
+    server shutting down, a timeout around the view): the cleanup still runs
+    to its end and frees the lock."""
+    gate = _gated_cache(settings, "aadd")
+    cache = sitemap_cache.get_cache()
+    lock_key = _where().lock_key
+
+    async def run() -> None:
+        request = await _request_held_at_the_gate(gate)
+        request.cancel()
+        await asyncio.sleep(0.05)
+        request.cancel()
+        await asyncio.sleep(0.05)
+        gate.release()
+        with pytest.raises(asyncio.CancelledError):
+            await request
+        # The cleanup goes on after the request ended: give it two seconds.
+        settled = time.monotonic() + 2
+        while cache.get(lock_key) is not None and time.monotonic() < settled:
+            await asyncio.sleep(0.01)
+
+    try:
+        async_to_sync(run)()
+    finally:
+        gate.release()
+    assert gate.locked
+    assert cache_state() == (False, False)
+
+
+def test_a_client_that_left_while_waiting_for_another_render_leaves_its_lock(large, monkeypatch):
     """A request waiting (polling) for another request's render is cancelled:
-    it ends at once and never releases the lock it does not hold."""
+    its flow is abandoned where it waits, and it never releases the lock it
+    does not hold."""
+    import threading
+
     cache = sitemap_cache.get_cache()
     lock_key = _where().lock_key
     cache.set(lock_key, "another request's token", 60)
+    polling = threading.Event()
+    abandoned: list[tuple[bool, str]] = []
+    real_delays, real_abandon = sitemap_cache._poll_delays, sitemap_cache._abandon
+
+    def delays() -> Iterator[float]:
+        for delay in real_delays():
+            polling.set()
+            yield delay
+
+    def abandon(flow: Any, done: bool, op: Any) -> None:
+        abandoned.append((done, type(op).__name__))
+        real_abandon(flow, done, op)
+
+    monkeypatch.setattr(sitemap_cache, "_poll_delays", delays)
+    monkeypatch.setattr(sitemap_cache, "_abandon", abandon)
 
     async def run() -> None:
         request = asyncio.ensure_future(AsyncClient().get(LARGE))
-        await asyncio.sleep(0.3)  # the request is polling by now
-        assert not request.done()
+        deadline = time.monotonic() + 10
+        while not polling.is_set():
+            assert time.monotonic() < deadline, "the request never waited for the lock"
+            await asyncio.sleep(0.01)
         request.cancel()
         with pytest.raises(asyncio.CancelledError):
             await request
 
     async_to_sync(run)()
+    # Abandoned mid-wait (at a pause, or at the lock's next poll).
+    assert [done for done, _ in abandoned] == [False]
     assert cache.get(lock_key) == "another request's token"
     assert cache_state() == (False, True)

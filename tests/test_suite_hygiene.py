@@ -8,6 +8,8 @@ later test, in that test's transaction, and abort it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from django.db import DatabaseError, connection, transaction
 from django.test import Client
@@ -67,3 +69,31 @@ def test_why_a_body_closed_after_its_savepoint_is_gone_aborts_the_transaction(re
         body.close()  # as the garbage collector would, during a later test
         Article.objects.count()
     assert Article.objects.count() == 3000
+
+
+def test_a_body_whose_cleanup_fails_neither_keeps_others_open_nor_skips_the_rollback():
+    def good() -> Iterator[bytes]:
+        yield b"<urlset>"
+
+    class Failing:
+        def __iter__(self) -> Failing:
+            return self
+
+        def __next__(self) -> bytes:
+            raise StopIteration
+
+        def close(self) -> None:
+            raise RuntimeError("the cursor's CLOSE failed")
+
+    body = good()
+    next(body)
+    conftest._unread_bodies.extend([body, Failing()])
+    rolled_back: list[object] = []
+    teardown = conftest._closing_bodies_first(rolled_back.append)
+
+    with pytest.raises(RuntimeError, match="CLOSE failed"):
+        teardown("the test case")
+
+    assert body.gi_frame is None
+    assert conftest._unread_bodies == []
+    assert rolled_back == ["the test case"]
