@@ -705,11 +705,7 @@ def test_a_cold_render_whose_client_left_before_the_response_frees_the_lock(larg
     monkeypatch.setattr(section_, "listed_info", held(section_.listed_info))
 
     async def run() -> None:
-        request = asyncio.ensure_future(AsyncClient().get(LARGE))
-        deadline = time.monotonic() + 10
-        while not reached.is_set():
-            assert time.monotonic() < deadline, "the render never asked for the file's info"
-            await asyncio.sleep(0.01)
+        request = await _request_once(reached, "the file's info")
         request.cancel()
         go.set()
         with pytest.raises(asyncio.CancelledError):
@@ -731,14 +727,20 @@ def _gated_cache(settings: Any, held: str) -> Any:
     return recording_cache.gate
 
 
-async def _request_held_at_the_gate(gate: Any) -> asyncio.Future[Any]:
-    """A GET of the large file, returned once its cache call waits at ``gate``."""
+async def _request_once(reached: Any, what: str) -> asyncio.Future[Any]:
+    """A GET of the large file, returned once ``reached`` (an event the
+    request sets from its thread or its task) is set: ``what`` it waits at."""
     request = asyncio.ensure_future(AsyncClient().get(LARGE))
     deadline = time.monotonic() + 10
-    while not gate.reached.is_set():
-        assert time.monotonic() < deadline, f"the request never reached {gate.method}"
+    while not reached.is_set():
+        assert time.monotonic() < deadline, f"the request never reached {what}"
         await asyncio.sleep(0.01)
     return request
+
+
+async def _request_held_at_the_gate(gate: Any) -> asyncio.Future[Any]:
+    """A GET of the large file, returned once its cache call waits at ``gate``."""
+    return await _request_once(gate.reached, gate.method)
 
 
 @pytest.mark.parametrize("held", ["aadd", "aget"])
@@ -826,11 +828,7 @@ def test_a_client_that_left_while_waiting_for_another_render_leaves_its_lock(lar
     monkeypatch.setattr(sitemap_cache, "_abandon", abandon)
 
     async def run() -> None:
-        request = asyncio.ensure_future(AsyncClient().get(LARGE))
-        deadline = time.monotonic() + 10
-        while not polling.is_set():
-            assert time.monotonic() < deadline, "the request never waited for the lock"
-            await asyncio.sleep(0.01)
+        request = await _request_once(polling, "the wait for the lock")
         request.cancel()
         with pytest.raises(asyncio.CancelledError):
             await request
