@@ -59,3 +59,34 @@ def test_spellings_of_one_host_share_one_render(from_the_request):
 def test_another_port_is_another_site(from_the_request):
     _, body = fetch("/sitemap-articles-1.xml", HTTP_HOST="www.example.com:8080")
     assert locs(body)[0] == "http://www.example.com:8080/articles/article-0/"
+
+
+class TestValidatingTheSiteIgnoresAllowedHosts:
+    """``validate_sitemaps`` renders the site in-process on ``BASE_URL``'s host:
+    a project whose ``ALLOWED_HOSTS`` lacks that host (a new one's) validates,
+    while the served site still refuses the host."""
+
+    @pytest.fixture
+    def new_project(self, settings, registry):
+        settings.ALLOWED_HOSTS = []
+        settings.DEBUG = True  # a new project's: localhost and 127.0.0.1 only
+        # As in a new project: CommonMiddleware reads the host of every request.
+        settings.MIDDLEWARE = [*settings.MIDDLEWARE, "django.middleware.common.CommonMiddleware"]
+        settings.SITEMAPS_PLUS = {"BASE_URL": "https://www.example.com"}
+        register(Article)
+        articles(2)
+
+    def test_the_command_validates(self, new_project):
+        from io import StringIO
+
+        from django.core.management import call_command
+
+        out = StringIO()
+        call_command("validate_sitemaps", stdout=out)
+        assert out.getvalue().strip().splitlines()[-1] == "0 errors, 0 warnings, 0 info"
+        assert "https://www.example.com/sitemap-articles-1.xml" in out.getvalue()
+
+    def test_the_served_site_still_checks_the_host(self, new_project):
+        response = Client().get("/sitemap-articles-1.xml", HTTP_HOST="www.example.com")
+        assert response.status_code == 400
+        assert Client().get("/sitemap.xml", HTTP_HOST="localhost").status_code == 200

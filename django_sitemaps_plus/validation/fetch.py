@@ -8,6 +8,7 @@ never followed silently: each hop is recorded, so the report can say so.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import sys
 import time
@@ -17,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 if TYPE_CHECKING:
+    from django.core.handlers.wsgi import WSGIRequest
     from django.http import HttpResponseBase
 
 #: Bytes read from a response at a time.
@@ -151,9 +153,7 @@ class SiteFetcher:
         self._handler = BaseHandler()
         self._handler.load_middleware()
 
-    def _request(self, path: str, query: str) -> Any:
-        from django.core.handlers.wsgi import WSGIRequest
-
+    def _request(self, path: str, query: str) -> WSGIRequest:
         host, _, port = self.host.partition(":")
         environ = {
             "REQUEST_METHOD": "GET",
@@ -170,7 +170,7 @@ class SiteFetcher:
         }
         if self.scheme == "https":
             environ["HTTPS"] = "on"
-        return WSGIRequest(environ)
+        return _site_request_class()(environ)
 
     def fetch(self, url: str) -> Fetched:
         if self.progress is not None:
@@ -196,6 +196,25 @@ class SiteFetcher:
             chunks,
             lambda: _release(response),
         )
+
+
+@functools.cache
+def _site_request_class() -> type[WSGIRequest]:
+    """The request class of ``SiteFetcher``: its host is trusted, not checked.
+
+    The host is the site's own (``BASE_URL``'s or the Sites framework's),
+    set by the validator, not a header a client sent: ``ALLOWED_HOSTS``
+    guards the served site against forged hosts and has no say here (a new
+    project's does not list ``BASE_URL``'s host). Requests a server passes to
+    the views are untouched and still checked.
+    """
+    from django.core.handlers.wsgi import WSGIRequest
+
+    class SiteRequest(WSGIRequest):
+        def get_host(self) -> str:
+            return str(self.META["HTTP_HOST"])
+
+    return SiteRequest
 
 
 def _release(response: HttpResponseBase) -> None:
