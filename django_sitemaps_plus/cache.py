@@ -74,9 +74,6 @@ KEY_PREFIX = "sitemaps_plus"
 ALL = "*"
 #: Largest cached chunk: below Memcached's default 1 MB item size.
 CHUNK_BYTES = 512 * 1024
-#: Seconds a file's metadata is kept at least (it remembers when unchanged
-#: content was first seen, for Last-Modified).
-META_TIMEOUT = 7 * 24 * 3600
 #: gzip level of cached and built files: 6 is zlib's default, within a few
 #: percent of 9's size at half its time.
 GZIP_LEVEL = 6
@@ -440,7 +437,6 @@ class Lookup:
     body_key: str  # prefix of this version's chunks and lock
     stamp: str  # the version tokens of the file's sections, hashed
     entry: Entry | None  # the metadata, when it is of this version
-    previous: Entry | None  # the metadata of an older version
 
     @property
     def lock_key(self) -> str:
@@ -463,7 +459,7 @@ def _lookup_of(meta_key: str, names: list[str], versions: list[str], meta: Any) 
     entry = Entry.from_cache(meta)
     current = entry if entry is not None and entry.is_current(stamp) else None
     file_id = meta_key.rsplit(":", 1)[1]
-    return Lookup(meta_key, f"{KEY_PREFIX}:b:{file_id}:{stamp}", stamp, current, entry)
+    return Lookup(meta_key, f"{KEY_PREFIX}:b:{file_id}:{stamp}", stamp, current)
 
 
 def _lookup(
@@ -723,16 +719,9 @@ class _Render:
             )
             self.storing = False
             return self._entry(etag, None, measured, gzip_size, pieces, last)
-        last_modified = timestamp(lastmod)
-        if last_modified is None:
-            # No lastmod: Last-Modified is when this exact content was first seen
-            # (kept across invalidations that re-render the same bytes).
-            before = self.where.previous
-            if before is not None and before.etag == etag and before.last_modified is not None:
-                last_modified = before.last_modified
-            else:
-                last_modified = int(time.time())
-        entry = self._entry(etag, last_modified, measured, gzip_size, pieces, last)
+        # No lastmod (some URL has none): no Last-Modified, as without the
+        # cache and in contrib; the ETag still answers conditional requests.
+        entry = self._entry(etag, timestamp(lastmod), measured, gzip_size, pieces, last)
         chunks = entry.chunks
         if not self.storing:
             return entry
@@ -740,12 +729,9 @@ class _Render:
             rest = {self._key(pieces): last} if chunks > pieces else {}
             failed = self.cache.set_many(rest, timeout=self.timeout) if rest else []
             if not failed:
-                # The metadata last: a reader that finds it finds the chunks. It
-                # outlives the chunks so the next render can keep Last-Modified
-                # for unchanged content; its stamp and ``expires`` tell when it
-                # is stale.
-                meta_timeout = None if self.timeout is None else max(self.timeout, META_TIMEOUT)
-                self.cache.set(self.where.meta_key, asdict(entry), timeout=meta_timeout)
+                # The metadata last: a reader that finds it finds the chunks;
+                # its stamp and ``expires`` tell when it is stale.
+                self.cache.set(self.where.meta_key, asdict(entry), timeout=self.timeout)
             else:
                 logger.warning(
                     "Sitemap cache refused %s chunks of %s", len(failed), self.where.body_key
