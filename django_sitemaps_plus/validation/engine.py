@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Union
@@ -20,6 +21,7 @@ from django_sitemaps_plus.validation.fetch import (
     HttpFetcher,
     SiteFetcher,
 )
+from django_sitemaps_plus.validation.locations import url_origin
 from django_sitemaps_plus.validation.report import (
     DEFAULT_MAX_FINDINGS,
     FailLevel,
@@ -98,6 +100,12 @@ class _Run:
         file = self.new_file(url)
         for status, source, target in fetched.redirects:
             file.add("SM701", f"HTTP {status} from {source} to {target}", url=source)
+        if fetched.left_origin is not None:
+            status, source, target = fetched.left_origin
+            file.add("SM703", f"HTTP {status} from {source} to {target}: not fetched", url=target)
+            fetched.close()
+            self.visited[url] = None
+            return file
         content_type = (fetched.content_type or "").split(";")[0].strip().lower()
         if content_type not in ACCEPTED_CONTENT_TYPES and not content_type.endswith("+xml"):
             file.add("SM702", f"Content-Type {fetched.content_type or '(none)'}", url=url)
@@ -127,10 +135,9 @@ class _Run:
             return
         origin, directory = parser.url_scope(index_url)
         for loc, line in children:
-            child = urlsplit(loc)
-            if (child.scheme.lower(), child.netloc.lower()) != origin:
+            if url_origin(loc) != origin:
                 continue  # reported as SM310; never fetch another host on an index's word
-            path = parser.normalized_path(child.path)
+            path = parser.normalized_path(urlsplit(loc).path)
             if not path.startswith(directory):
                 continue  # reported as SM312; never read outside the index's directory
             if loc in self.visited:
@@ -189,8 +196,14 @@ def _read_chunks(handle: IO[bytes]) -> Iterator[bytes]:
         yield chunk
 
 
-def _is_url(value: str) -> bool:
-    return value.startswith(("http://", "https://"))
+#: What a target that is a URL starts with (RFC 3986 scheme, then "://").
+_URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def _url_scheme(value: str) -> str | None:
+    """The scheme of a target that is a URL (lower case); None for a path."""
+    match = _URL_RE.match(value)
+    return match.group(1).lower() if match else None
 
 
 def validate(
@@ -202,6 +215,7 @@ def validate(
     max_findings: int | None = DEFAULT_MAX_FINDINGS,
     fetcher: Fetcher | None = None,
     now: dt.datetime | None = None,
+    allow_hosts: Iterable[str] = (),
 ) -> Report:
     """Validate a sitemap, a sitemap index (and what it lists) or a text sitemap.
 
@@ -215,16 +229,32 @@ def validate(
     ``fetcher`` replaces urllib (e.g. ``SiteFetcher``); ``now`` pins
     the clock for the future-lastmod and news-window rules.
 
-    Raises ``UnreadableTarget`` when the target itself cannot be read, and
-    ``UnknownRule`` (a ``ValueError``) when ``ignore`` names no rule.
+    A URL's fetches stay on its origin (a redirect elsewhere is reported as
+    ``SM703``, not followed) and refuse hosts with private, loopback or
+    link-local addresses, except the URL's own host and ``allow_hosts``
+    (these apply to the default fetcher; an ``HttpFetcher`` passed as
+    ``fetcher`` has its own ``allow_hosts``).
+
+    Raises ``UnreadableTarget`` when the target itself cannot be read (a URL
+    of another scheme than http(s) included), and ``UnknownRule`` (a
+    ``ValueError``) when ``ignore`` names no rule.
     """
+    name = os.fspath(target) if isinstance(target, (str, os.PathLike)) else ""
+    scheme = _url_scheme(name)
+    if scheme is not None:
+        if scheme not in ("http", "https"):
+            raise UnreadableTarget(
+                f"cannot read {name}: unsupported URL scheme {scheme!r} (http and https only)"
+            )
+        if fetcher is None:
+            own_host = urlsplit(name).hostname or ""
+            fetcher = HttpFetcher(allow_hosts=(own_host, *allow_hosts))
     run = _Run(follow=follow, ignore=ignore, max_findings=max_findings, fetcher=fetcher, now=now)
     if isinstance(target, bytes):
         file = run.new_file(base_url or "<bytes>")
         run.check(iter((target,)), file, base_url)
     elif isinstance(target, (str, os.PathLike)):
-        name = os.fspath(target)
-        if _is_url(name):
+        if scheme is not None:
             try:
                 run.validate_url(name, depth=1)
             except FetchError as exc:

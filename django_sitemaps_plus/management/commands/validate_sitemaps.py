@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -23,6 +24,7 @@ from django_sitemaps_plus.validation import (
     validate_site,
 )
 from django_sitemaps_plus.validation.engine import site_index_url
+from django_sitemaps_plus.validation.fetch import DEFAULT_TIMEOUT, HttpFetcher
 from django_sitemaps_plus.validation.report import (
     DEFAULT_MAX_FINDINGS,
     Report,
@@ -34,6 +36,16 @@ from django_sitemaps_plus.validation.report import (
 USAGE_ERROR = 2
 
 
+def _positive_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value!r}")
+    return number
+
+
 def _positive_int(value: str) -> int:
     try:
         number = int(value)
@@ -42,6 +54,10 @@ def _positive_int(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
     return number
+
+
+def _url_host(target: str) -> str | None:
+    return urlsplit(target).hostname if "://" in target else None
 
 
 class Command(BaseCommand):
@@ -91,6 +107,21 @@ class Command(BaseCommand):
             dest="follow",
             help="Do not follow a sitemap index to the sitemaps it lists.",
         )
+        parser.add_argument(
+            "--allow-host",
+            action="append",
+            default=[],
+            metavar="HOST",
+            help="Fetch from HOST even when it resolves to a private, loopback or link-local "
+            "address (the hosts of the URLs given are allowed already); repeatable.",
+        )
+        parser.add_argument(
+            "--timeout",
+            type=_positive_float,
+            default=DEFAULT_TIMEOUT,
+            metavar="SECONDS",
+            help=f"Seconds to wait to connect and for each read (default {DEFAULT_TIMEOUT:g}).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         base_url = options["base_url"]
@@ -111,9 +142,12 @@ class Command(BaseCommand):
                     raise CommandError("--base-url applies to a TARGET", returncode=USAGE_ERROR)
                 self._check_site_index_url()
                 reports.append(validate_site(**settings))
+            # Hosts named on the command line may be private (an intranet, localhost).
+            named = [*options["allow_host"], *filter(None, map(_url_host, options["targets"]))]
+            fetcher = HttpFetcher(timeout=options["timeout"], allow_hosts=named)
             for target in options["targets"]:
                 source = sys.stdin.buffer if target == "-" else target
-                reports.append(validate(source, base_url=base_url, **settings))
+                reports.append(validate(source, base_url=base_url, fetcher=fetcher, **settings))
         except (UnknownRule, UnreadableTarget) as exc:
             raise CommandError(str(exc), returncode=USAGE_ERROR) from exc
 
