@@ -118,6 +118,14 @@ class Server:
         return self.base + path
 
 
+@pytest.fixture(autouse=True)
+def _no_proxy_for_local_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command fetches through the environment's proxies, if any: never
+    for the test servers (urllib reads no_proxy at each request)."""
+    for name in ("no_proxy", "NO_PROXY"):
+        monkeypatch.setenv(name, "127.0.0.1,localhost,.invalid")
+
+
 def serving() -> Iterator[Server]:
     instance = Server()
     with http_server(instance.handler) as base:
