@@ -351,6 +351,16 @@ class TestPrivateAddresses:
         assert connections == []
         assert server.requests == []
 
+    def test_an_index_on_localhost_never_leads_to_another_loopback_host(self, server, connections):
+        port = server.base.rsplit(":", 1)[1]
+        child = f"http://127.0.0.2:{port}/s.xml"
+        server.add("/sitemap.xml", index(child))
+        code, report, _ = run_json(f"http://localhost:{port}/sitemap.xml")
+        assert [f["rule"] for f in report["files"][0]["findings"]] == ["SM310"]  # type: ignore[index]
+        assert code == 1
+        assert {host for host, _ in connections} <= {"localhost"}
+        assert server.requests == ["/sitemap.xml"]
+
     def test_a_named_host_is_fetched(self, server, connections):
         port = server.base.rsplit(":", 1)[1]
         server.add("/sitemap.xml", urlset(f"http://localhost:{port}/a"))
