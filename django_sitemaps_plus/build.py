@@ -347,13 +347,16 @@ def build(
     prefix: str | None = None,
     force: bool = False,
     progress: Progress | None = None,
+    result: BuildResult | None = None,
 ) -> BuildResult:
     """Write every registered section's files and the index to ``storage``.
 
     ``force`` rewrites files whose content did not change, and removes every
     built file the new index does not list, whether a manifest names it or
     not. ``progress`` is called as ``progress(done, total, name)`` after each
-    file. Raises ``BuildRunning`` when another build holds the lock.
+    file; ``result``, when given, is the ``BuildResult`` filled and returned,
+    which ``progress`` may read for the counts so far (files written, URLs).
+    Raises ``BuildRunning`` when another build holds the lock.
     """
     storage = storage if storage is not None else get_build_storage()
     prefix = conf.BUILD_PREFIX if prefix is None else prefix
@@ -367,6 +370,7 @@ def build(
             force=force,
             progress=progress,
             renew=renew,
+            result=result if result is not None else BuildResult(),
         )
 
 
@@ -380,6 +384,7 @@ def _build(
     force: bool,
     progress: Progress | None,
     renew: Callable[[], None],
+    result: BuildResult,
 ) -> BuildResult:
     from django_sitemaps_plus.registry import site as registry
     from django_sitemaps_plus.signals import sitemaps_built
@@ -387,7 +392,6 @@ def _build(
     started = time.monotonic()
     site = site or site_context(None)
     gzip = conf.BUILD_GZIP if gzip is None else gzip
-    result = BuildResult()
     _remove_stale_temporaries(storage, prefix)
     previous = _load_manifest(storage, prefix)
     old = {} if force else dict(previous)
@@ -421,6 +425,7 @@ def _build(
             urls=page.url_count,
             lastmod=format_w3c(page.lastmod),
         )
+        result.urls += page.url_count
         done += 1
         if progress:
             progress(done, total, file_name)
@@ -437,7 +442,6 @@ def _build(
         loc = xml.escape(_file_loc(section.own_site(site), name, page.number, "xml"))
         count = page.url_count if stylesheet else None
         entries.append(xml.sitemap_entry(loc, format_w3c(page.lastmod), count))
-        result.urls += page.url_count
     if entries:
         # The index last: every file it names is complete by now.
         writer.write(INDEX_NAME, xml.stream_index(entries, stylesheet), files=len(entries))

@@ -76,6 +76,7 @@ def request(
 
     ``timeout`` bounds connecting and each read. Raises ``Unreachable``.
     """
+    import http.client
     import urllib.error
     import urllib.request
 
@@ -88,6 +89,7 @@ def request(
         answer_headers = dict(exc.headers.items()) if exc.headers else {}
         exc.close()
         return Answer(exc.code, answer_headers, None)
-    except (urllib.error.URLError, OSError, ValueError) as exc:
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
+        # (HTTPException: a malformed status line or header, from a broken server.)
         raise Unreachable(f"{url}: {getattr(exc, 'reason', exc)}") from exc
     return Answer(response.status, response.headers, response)

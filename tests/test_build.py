@@ -289,17 +289,96 @@ class TestCommand:
         assert error.value.returncode == 2
 
 
-def test_progress_bar_on_a_terminal_only():
-    from django_sitemaps_plus.management.commands.build_sitemaps import ProgressBar
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
 
-    shown, hidden = io.StringIO(), io.StringIO()
-    bar = ProgressBar(shown, enabled=True)
-    bar(1, 4, "sitemap-articles-1.xml")
-    bar(4, 4, "sitemap.xml")
-    ProgressBar(hidden, enabled=False)(1, 4, "x")
-    assert "[#######" in shown.getvalue() and "4/4 files" in shown.getvalue()
-    assert shown.getvalue().endswith("\n")
-    assert hidden.getvalue() == ""
+
+@pytest.fixture
+def at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Progress shows from the first file, a line for each (no waiting in tests)."""
+    from django_sitemaps_plus.management import progress
+
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress, "INTERVAL", 0.0)
+
+
+class TestProgress:
+    def test_piped_a_line_per_file_with_files_written_and_urls(self, site_with_pages, out, at_once):
+        stdout, stderr = io.StringIO(), io.StringIO()
+        call_command("build_sitemaps", "--dir", str(out), stdout=stdout, stderr=stderr)
+        lines = [line.rsplit(", ", 1)[0] for line in stderr.getvalue().splitlines()]
+        assert lines == [
+            "build_sitemaps: 1/4 files, 1 written, 2 URLs",
+            "build_sitemaps: 2/4 files, 2 written, 4 URLs",
+            "build_sitemaps: 3/4 files, 3 written, 5 URLs",
+            "build_sitemaps: 4/4 files, 4 written, 5 URLs",
+        ]
+        assert "4 files (5 URLs): 4 written" in stdout.getvalue()  # the report is unchanged
+        stderr = io.StringIO()
+        call_command("build_sitemaps", "--dir", str(out), stdout=stdout, stderr=stderr)
+        assert (
+            stderr.getvalue()
+            .splitlines()[-1]
+            .startswith("build_sitemaps: 4/4 files, 0 written, 5 URLs, ")
+        )
+
+    def test_piped_at_most_a_line_per_interval_and_the_last(
+        self, site_with_pages, out, at_once, monkeypatch
+    ):
+        from django_sitemaps_plus.management import progress
+
+        monkeypatch.setattr(progress, "INTERVAL", 3600.0)
+        stderr = io.StringIO()
+        call_command("build_sitemaps", "--dir", str(out), stdout=io.StringIO(), stderr=stderr)
+        lines = stderr.getvalue().splitlines()
+        assert [line.split(" files")[0] for line in lines] == [
+            "build_sitemaps: 1/4",
+            "build_sitemaps: 4/4",
+        ]
+
+    def test_a_bar_redrawn_on_a_terminal(self, site_with_pages, out, at_once):
+        stderr = Terminal()
+        call_command("build_sitemaps", "--dir", str(out), stdout=io.StringIO(), stderr=stderr)
+        drawn = stderr.getvalue()
+        assert drawn.count("\r[") == 4 and drawn.endswith("\n") and drawn.count("\n") == 1
+        assert f"\r[{'#' * 30}] 4/4 files, 4 written, 5 URLs" in drawn
+        assert "\x1b[" not in drawn  # not in the error style
+
+    def test_nothing_for_a_quick_run_or_when_quiet(self, site_with_pages, out, monkeypatch):
+        from django_sitemaps_plus.management import progress
+
+        monkeypatch.setattr(progress, "DELAY", 3600.0)
+        for stderr in (io.StringIO(), Terminal()):
+            call_command("build_sitemaps", "--dir", str(out), stdout=io.StringIO(), stderr=stderr)
+            assert stderr.getvalue() == ""
+        monkeypatch.setattr(progress, "DELAY", 0.0)
+        for quiet in (["--quiet"], ["-v", "0"]):
+            stderr = io.StringIO()
+            call_command(
+                "build_sitemaps", "--dir", str(out), *quiet, stdout=io.StringIO(), stderr=stderr
+            )
+            assert stderr.getvalue() == ""
+
+
+class TestFromUrlsOptions:
+    """Options of --from-urls without it: a usage error naming what they need,
+    even where no storage is configured (that error would hide this one)."""
+
+    @pytest.mark.parametrize(
+        ("args", "message"),
+        [
+            (["--format", "xml"], "--format xml needs --from-urls FILE"),
+            (["--format", "txt"], "--format txt needs --from-urls FILE"),
+            (["--lastmod", "2024-05-01"], "--lastmod needs --from-urls FILE"),
+            (["--url-prefix", "/maps/"], "--url-prefix needs --from-urls FILE"),
+        ],
+    )
+    def test_usage_error_names_the_option_needed(self, settings, args, message):
+        settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com"}  # no BUILD_DIR
+        with pytest.raises(CommandError, match=message) as error:
+            call_command("build_sitemaps", *args)
+        assert error.value.returncode == 2
 
 
 class TestServeBuilt:

@@ -325,7 +325,7 @@ CASES: dict[str, tuple[bytes, bytes, dict[str, object]]] = {
     "SM901": (f"{SITE}/a\n\n{SITE}/b\n".encode(), f"{SITE}/a\n{SITE}/b\n".encode(), {}),
 }
 # Rules that need a server, a whole index or 50,000 entries: tested below.
-ELSEWHERE = {"SM501", "SM502", "SM503", "SM601", "SM602", "SM603", "SM701", "SM702"}
+ELSEWHERE = {"SM501", "SM502", "SM503", "SM601", "SM602", "SM603", "SM701", "SM702", "SM703"}
 
 
 def test_every_rule_has_a_case():

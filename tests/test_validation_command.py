@@ -14,6 +14,7 @@ from django.test import override_settings
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.management.commands.validate_sitemaps import Command
+from tests.test_build import Terminal, at_once  # noqa: F401 (a fixture)
 
 SITE = "https://example.com"
 
@@ -156,6 +157,76 @@ class TestOutput:
         code, out, _ = run(str(index), "--base-url", f"{SITE}/sitemap.xml", "--no-follow")
         assert out.count("(sitemapindex, 2 entries)") == 1
         assert "(urlset" not in out
+
+
+def write_index(path: Path, *names: str) -> Path:
+    path.write_text(
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="{protocol.SITEMAP_NS}">'
+        + "".join(f"<sitemap><loc>{SITE}/{name}</loc></sitemap>" for name in names)
+        + "</sitemapindex>\n"
+    )
+    return path
+
+
+class TestProgress:
+    """Progress on stderr (files done of those known, URLs read) once a run
+    takes more than a moment; stdout keeps the report alone."""
+
+    @pytest.fixture
+    def two_files(self, tmp_path: Path) -> Path:
+        write_sitemap(tmp_path, "a.xml", f"<url><loc>{SITE}/1</loc></url>")
+        write_sitemap(
+            tmp_path, "b.xml", f"<url><loc>{SITE}/2</loc></url><url><loc>{SITE}/3</loc></url>"
+        )
+        return write_index(tmp_path / "sitemap.xml", "a.xml", "b.xml")
+
+    @pytest.mark.usefixtures("at_once")
+    def test_a_line_per_file_when_piped(self, two_files, clean):
+        code, out, err = run(
+            str(two_files), str(clean), "--base-url", f"{SITE}/sitemap.xml", "--format", "json"
+        )
+        assert code == 0
+        assert len(json.loads(out)["files"]) == 4
+        # The second target counts for one file until it is read.
+        assert [line.rsplit(", ", 1)[0] for line in err.splitlines()] == [
+            "validate_sitemaps: 1/4 files, 0 URLs",
+            "validate_sitemaps: 2/4 files, 1 URLs",
+            "validate_sitemaps: 3/4 files, 3 URLs",
+            "validate_sitemaps: 4/4 files, 4 URLs",
+        ]
+
+    @pytest.mark.usefixtures("at_once")
+    def test_a_bar_on_a_terminal(self, two_files):
+        stderr = Terminal()
+        command = Command(stdout=io.StringIO(), stderr=stderr)
+        command.run_from_argv(
+            ["manage.py", "validate_sitemaps", str(two_files), "--base-url", f"{SITE}/sitemap.xml"]
+        )
+        drawn = stderr.getvalue()
+        assert drawn.count("\r[") == 3 and drawn.endswith("\n") and drawn.count("\n") == 1
+        assert f"\r[{'#' * 30}] 3/3 files, 3 URLs" in drawn
+
+    def test_nothing_when_quick_or_with_verbosity_0(self, two_files, monkeypatch):
+        from django_sitemaps_plus.management import progress
+
+        monkeypatch.setattr(progress, "DELAY", 3600.0)
+        assert run(str(two_files))[2] == ""
+        monkeypatch.setattr(progress, "DELAY", 0.0)
+        assert run(str(two_files), "-v", "0")[2] == ""
+        assert run(str(two_files), "--verbosity", "0")[2] == ""
+
+    @pytest.mark.django_db
+    @override_settings(ROOT_URLCONF="tests.test_validation_http")
+    @pytest.mark.usefixtures("at_once")
+    def test_the_sites_own_files(self):
+        err = io.StringIO()
+        call_command("validate_sitemaps", stdout=io.StringIO(), stderr=err)
+        # The index and its one file; then that file's text twin, known once the file was read.
+        assert [line.rsplit(", ", 1)[0] for line in err.getvalue().splitlines()] == [
+            "validate_sitemaps: 1/2 files, 0 URLs",
+            "validate_sitemaps: 2/2 files, 2 URLs",
+            "validate_sitemaps: 3/3 files, 4 URLs",
+        ]
 
 
 class TestCallCommand:

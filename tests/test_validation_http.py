@@ -6,6 +6,11 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import gzip
+import io
+import json
+import socket
+import struct
+import threading
 import time
 from collections.abc import Iterator
 
@@ -28,6 +33,7 @@ from django_sitemaps_plus.validation.fetch import (
     HttpFetcher,
     SiteFetcher,
 )
+from tests.test_validation_command import run
 from tests.testapp.models import Article
 from tests.utils import QuietHandler, http_server
 
@@ -58,10 +64,19 @@ class Server:
         self.routes: dict[str, Route] = {}
         #: path → seconds to wait before each CHUNK_SIZE piece of the body.
         self.trickle: dict[str, float] = {}
-        routes, trickle = self.routes, self.trickle
+        #: Every path asked for, in order.
+        self.requests: list[str] = []
+        routes, trickle, requests = self.routes, self.trickle, self.requests
+
+        #: path → how its body breaks off after half of it: "stall" (until the
+        #: test ends), "close" (a short body) or "reset" (TCP reset).
+        self.broken: dict[str, str] = {}
+        self.released = threading.Event()
+        broken, released = self.broken, self.released
 
         class Handler(QuietHandler):
             def do_GET(self) -> None:
+                requests.append(self.path)
                 if self.path == "/slow.xml":
                     time.sleep(1.5)
                 status, headers, body = routes.get(self.path, (404, {}, b"not found"))
@@ -70,6 +85,19 @@ class Server:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
+                if self.path in broken:
+                    self.wfile.write(body[: len(body) // 2])
+                    self.wfile.flush()
+                    if broken[self.path] == "stall":
+                        released.wait(30)
+                    elif broken[self.path] == "reset":
+                        # Linger 0: closing sends RST instead of FIN.
+                        self.connection.setsockopt(
+                            socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                        )
+                        self.connection.close()
+                        self.wfile = io.BytesIO()  # (nothing left to flush)
+                    return
                 # The validator stops reading at the size limit: a closed pipe is expected.
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     if self.path not in trickle:
@@ -90,16 +118,36 @@ class Server:
         return self.base + path
 
 
-@pytest.fixture
-def server() -> Iterator[Server]:
+@pytest.fixture(autouse=True)
+def _no_proxy_for_local_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command fetches through the environment's proxies, if any: never
+    for the test servers (urllib reads no_proxy at each request)."""
+    for name in ("no_proxy", "NO_PROXY"):
+        monkeypatch.setenv(name, "127.0.0.1,localhost,.invalid")
+
+
+def serving() -> Iterator[Server]:
     instance = Server()
     with http_server(instance.handler) as base:
         instance.base = base
-        yield instance
+        try:
+            yield instance
+        finally:
+            instance.released.set()
+
+
+server = pytest.fixture(serving, name="server")
+#: A second server: another origin (another port) on 127.0.0.1.
+other = pytest.fixture(serving, name="other")
+
+
+def local_fetcher(**options: float) -> HttpFetcher:
+    """No proxy, and the test servers' own host allowed (it is loopback)."""
+    return HttpFetcher(use_env_proxies=False, allow_hosts=["127.0.0.1"], **options)  # type: ignore[arg-type]
 
 
 def check(url: str, **options: object):  # type: ignore[no-untyped-def]
-    return validate(url, fetcher=HttpFetcher(timeout=5, use_env_proxies=False), **options)  # type: ignore[arg-type]
+    return validate(url, fetcher=local_fetcher(timeout=5), **options)  # type: ignore[arg-type]
 
 
 class TestOverHttp:
@@ -158,7 +206,7 @@ class TestOverHttp:
             check(f"{server.base}/nothing.xml")
         server.add("/slow.xml", urlset(f"{server.base}/a"))
         with pytest.raises(FetchError, match="timed out"):
-            HttpFetcher(timeout=0.3, use_env_proxies=False).fetch(f"{server.base}/slow.xml")
+            local_fetcher(timeout=0.3).fetch(f"{server.base}/slow.xml")
 
     def test_index_nesting_is_bounded(self, server):
         b = server.base
@@ -188,10 +236,10 @@ class TestOverHttp:
         url = server.add("/trickle.xml", body)
         server.trickle["/trickle.xml"] = 0.05
         # Each read is quick (no socket timeout); the whole takes about half a second.
-        fetcher = HttpFetcher(timeout=5, total_timeout=0.2, use_env_proxies=False)
+        fetcher = local_fetcher(timeout=5, total_timeout=0.2)
         with pytest.raises(UnreadableTarget, match="took longer than allowed"):
             validate(url, fetcher=fetcher)
-        assert validate(url, fetcher=HttpFetcher(timeout=5, use_env_proxies=False)).findings == []
+        assert validate(url, fetcher=local_fetcher(timeout=5)).findings == []
 
     @pytest.mark.parametrize(
         "content_type", ["application/xml", "application/vnd.example+xml; charset=utf-8"]
@@ -207,6 +255,187 @@ class TestOverHttp:
         server.add("/big.xml.gz", gzip.compress(big, 1), Content_Type="application/gzip")
         report = check(f"{server.base}/big.xml.gz")
         assert report.rule_ids() == {"SM503"}
+
+
+@pytest.fixture
+def connections(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Every address a connection is opened to (the real connection still opens)."""
+    opened: list[tuple[str, int]] = []
+    create_connection = socket.create_connection
+
+    def spy(address: tuple[str, int], *args: object, **kwargs: object) -> socket.socket:
+        opened.append(address)
+        return create_connection(address, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "create_connection", spy)
+    return opened
+
+
+def run_json(*args: str) -> tuple[int, dict[str, object], str]:
+    code, out, err = run(*args, "--format", "json")
+    return code, json.loads(out) if out else {}, err
+
+
+def findings(report: dict[str, object], rule_id: str) -> list[dict[str, object]]:
+    return [
+        finding
+        for file in report["files"]  # type: ignore[attr-defined]
+        for finding in file["findings"]
+        if finding["rule"] == rule_id
+    ]
+
+
+class TestRedirectsStayOnTheOrigin:
+    """A redirect is followed only within the origin asked for; one elsewhere
+    is a finding (SM703), and the other server is never asked."""
+
+    def test_a_child_redirected_to_another_server_is_not_fetched(self, server, other):
+        b = server.base
+        server.add("/sitemap.xml", index(f"{b}/child.xml", f"{b}/ok.xml"))
+        server.add("/child.xml", b"", status=302, Location=f"{other.base}/child.xml")
+        server.add("/ok.xml", urlset(f"{b}/a"))
+        other.add("/child.xml", urlset(f"{other.base}/a"))
+        code, report, _ = run_json(f"{b}/sitemap.xml")
+        assert other.requests == []
+        assert code == 1  # SM703 is an error
+        (finding,) = findings(report, "SM703")
+        assert finding["url"] == f"{other.base}/child.xml"
+        assert finding["severity"] == "error"
+        files = report["files"]
+        assert [f["target"] for f in files] == [  # type: ignore[attr-defined]
+            f"{b}/sitemap.xml",
+            f"{b}/child.xml",
+            f"{b}/ok.xml",
+        ]
+        assert files[1]["kind"] is None  # type: ignore[index]
+        assert server.requests == ["/sitemap.xml", "/child.xml", "/ok.xml"]
+
+    def test_another_host_name_of_the_same_server_is_another_origin(self, server):
+        b = server.base
+        port = b.rsplit(":", 1)[1]
+        server.add("/sitemap.xml", b"", status=301, Location=f"http://localhost:{port}/sitemap.xml")
+        code, report, _ = run_json(f"{b}/sitemap.xml")
+        assert server.requests == ["/sitemap.xml"]  # asked once, by its first name
+        assert code == 1
+        assert [f["rule"] for f in findings(report, "SM703")] == ["SM703"]
+
+    def test_hops_within_the_origin_are_followed_up_to_the_one_leaving_it(self, server, other):
+        server.add("/old.xml", b"", status=301, Location="/older.xml")
+        server.add("/older.xml", b"", status=307, Location=f"{other.base}/sitemap.xml")
+        report = check(f"{server.base}/old.xml")
+        assert [f.rule.id for f in report.findings] == ["SM701", "SM703"]
+        assert server.requests == ["/old.xml", "/older.xml"]
+        assert other.requests == []
+
+    def test_a_redirect_to_the_metadata_address_is_not_followed(self, server, connections):
+        metadata = "http://169.254.169.254/latest/meta-data/"
+        server.add("/sitemap.xml", b"", status=302, Location=metadata)
+        report = check(f"{server.base}/sitemap.xml")
+        assert report.rule_ids() == {"SM703"}
+        assert [address[0] for address in connections] == ["127.0.0.1"]
+
+
+class TestPrivateAddresses:
+    """Hosts resolving to private, loopback or link-local addresses are refused
+    before any connection, unless named (the URL's own host, --allow-host)."""
+
+    def test_an_unnamed_loopback_host_is_refused_before_connecting(self, server, connections):
+        port = server.base.rsplit(":", 1)[1]
+        fetcher = HttpFetcher(use_env_proxies=False, allow_hosts=["localhost"])
+        with pytest.raises(FetchError, match=r"refused .*127\.0\.0\.2, a loopback address"):
+            fetcher.fetch(f"http://127.0.0.2:{port}/sitemap.xml")
+        with pytest.raises(FetchError, match="a link-local address"):
+            fetcher.fetch("http://169.254.169.254/latest/meta-data/")
+        with pytest.raises(FetchError, match="a private address"):
+            fetcher.fetch("http://10.1.2.3/sitemap.xml")
+        assert connections == []
+        assert server.requests == []
+
+    def test_an_index_on_localhost_never_leads_to_another_loopback_host(self, server, connections):
+        port = server.base.rsplit(":", 1)[1]
+        child = f"http://127.0.0.2:{port}/s.xml"
+        server.add("/sitemap.xml", index(child))
+        code, report, _ = run_json(f"http://localhost:{port}/sitemap.xml")
+        assert [f["rule"] for f in report["files"][0]["findings"]] == ["SM310"]  # type: ignore[index]
+        assert code == 1
+        assert {host for host, _ in connections} <= {"localhost"}
+        assert server.requests == ["/sitemap.xml"]
+
+    def test_a_named_host_is_fetched(self, server, connections):
+        port = server.base.rsplit(":", 1)[1]
+        server.add("/sitemap.xml", urlset(f"http://localhost:{port}/a"))
+        fetcher = HttpFetcher(use_env_proxies=False, allow_hosts=["LOCALHOST"])
+        fetched = fetcher.fetch(f"http://localhost:{port}/sitemap.xml")
+        assert b"".join(fetched.chunks).startswith(b"<?xml")
+        fetched.close()
+        assert server.requests == ["/sitemap.xml"]
+
+    def test_the_command_allows_the_hosts_it_was_given(self, server):
+        port = server.base.rsplit(":", 1)[1]
+        server.add("/sitemap.xml", index(f"http://localhost:{port}/s.xml"))
+        server.add("/s.xml", urlset(f"http://localhost:{port}/a"))
+        code, report, _ = run_json(f"http://localhost:{port}/sitemap.xml")
+        assert code == 0
+        assert [f["kind"] for f in report["files"]] == ["sitemapindex", "urlset"]  # type: ignore[attr-defined]
+        server.add("/t.xml", urlset(f"{server.base}/a"))
+        code, _, _ = run_json(
+            f"{server.base}/t.xml", "--allow-host", "10.0.0.1", "--allow-host", "x"
+        )
+        assert code == 0
+
+    def test_validate_allows_the_urls_own_host_only(self, server):
+        server.add("/sitemap.xml", urlset(f"{server.base}/a"))
+        assert validate(f"{server.base}/sitemap.xml").findings == []
+        with pytest.raises(UnreadableTarget, match="loopback"):
+            validate(f"{server.base}/sitemap.xml", fetcher=HttpFetcher())
+
+
+class TestFetchErrorsExit2:
+    """A target that cannot be read, whatever breaks: one line, exit 2."""
+
+    def assert_one_line_error(self, args: tuple[str, ...], message: str) -> None:
+        code, out, err = run(*args)
+        assert code == 2
+        assert out == ""
+        assert err.startswith("CommandError: ") and err.count("\n") == 1, err
+        assert "Traceback" not in err
+        assert message in err
+
+    def test_a_read_timeout_mid_body(self, server):
+        url = server.add("/stall.xml", urlset(*(f"{server.base}/{i}" for i in range(50))))
+        server.broken["/stall.xml"] = "stall"
+        self.assert_one_line_error((url, "--timeout", "1"), f"reading {url} failed: timed out")
+
+    def test_a_body_cut_short_or_reset(self, server):
+        # (A reset may also come before the client read the headers: only the URL is sure.)
+        for mode, message in (("close", "failed: the connection closed"), ("reset", "")):
+            url = server.add(f"/{mode}.xml", urlset(*(f"{server.base}/{i}" for i in range(50))))
+            server.broken[f"/{mode}.xml"] = mode
+            self.assert_one_line_error((url,), f"{url} {message}".strip())
+
+    def test_a_child_that_breaks_off_is_a_finding(self, server):
+        b = server.base
+        server.add("/sitemap.xml", index(f"{b}/stall.xml"))
+        server.add("/stall.xml", urlset(*(f"{b}/{i}" for i in range(50))))
+        server.broken["/stall.xml"] = "stall"
+        code, report, _ = run_json(f"{b}/sitemap.xml", "--timeout", "1")
+        assert code == 1
+        (finding,) = findings(report, "SM601")
+        assert finding["message"] == f"reading {b}/stall.xml failed: timed out"
+
+    def test_dns_failure_and_tls_error(self, server):
+        self.assert_one_line_error(("http://no-such-host.invalid/sitemap.xml",), "cannot fetch")
+        https = server.base.replace("http://", "https://")  # a plain HTTP server
+        self.assert_one_line_error((f"{https}/sitemap.xml", "--timeout", "5"), "cannot fetch")
+
+    def test_unsupported_schemes_are_refused(self, tmp_path, monkeypatch):
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / "ftp:").mkdir()  # were it taken for a path, it would name a directory
+        for target in ("ftp://example.com/sitemap.xml", "FILE:///etc/passwd"):
+            scheme = target.split(":")[0].lower()
+            self.assert_one_line_error((target,), f"unsupported URL scheme {scheme!r}")
+        with pytest.raises(UnreadableTarget, match="http and https only"):
+            validate("gopher://example.com/")
 
 
 def static_sitemaps(request: HttpRequest, name: str) -> HttpResponse:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.validation.engine import (
+        Progress,
         UnknownRule,
         UnreadableTarget,
         assert_valid_sitemap,
@@ -30,6 +31,7 @@ __all__ = [
     "RULES",
     "FileReport",
     "Finding",
+    "Progress",
     "Report",
     "Rule",
     "Severity",
@@ -42,6 +44,7 @@ __all__ = [
 ]
 
 _MODULES = {
+    "Progress": "engine",
     "UnknownRule": "engine",
     "UnreadableTarget": "engine",
     "assert_valid_sitemap": "engine",

@@ -2,7 +2,11 @@
 
 A fetcher answers one URL with status, headers and a body that is read
 lazily in chunks, so the size cap downstream bounds memory. Redirects are
-never followed silently: each hop is recorded, so the report can say so.
+never followed silently: each hop is recorded, so the report can say so; a
+redirect is followed only within the origin (scheme, host, port) that was
+asked for, never to another one. Over HTTP, a host that resolves to a
+private, loopback or link-local address is refused before any connection,
+unless the caller named it (``allow_hosts``).
 """
 
 from __future__ import annotations
@@ -10,12 +14,16 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import ipaddress
+import socket
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import urljoin, urlsplit
+
+from django_sitemaps_plus.validation.locations import url_origin
 
 if TYPE_CHECKING:
     from django.core.handlers.wsgi import WSGIRequest
@@ -45,6 +53,9 @@ class Fetched:
     #: (status, from URL, to URL) for every redirect hop followed.
     redirects: list[tuple[int, str, str]] = field(default_factory=list)
     close: Callable[[], None] = lambda: None
+    #: (status, from URL, to URL) of a redirect to another origin, which was
+    #: not followed: nothing was read (``chunks`` is empty).
+    left_origin: tuple[int, str, str] | None = None
 
 
 class Fetcher(Protocol):
@@ -61,6 +72,7 @@ class _Hop:
 
 
 def _follow(url: str, get: Callable[[str], _Hop]) -> Fetched:
+    origin = url_origin(url)
     redirects: list[tuple[int, str, str]] = []
     current = url
     for _ in range(MAX_REDIRECTS + 1):
@@ -68,6 +80,10 @@ def _follow(url: str, get: Callable[[str], _Hop]) -> Fetched:
         if hop.status in (301, 302, 303, 307, 308) and hop.location:
             hop.close()
             target = urljoin(current, hop.location)
+            if url_origin(target) != origin:
+                # Never fetch another host on a server's word, as on an index's.
+                left = (hop.status, current, target)
+                return Fetched(current, None, iter(()), redirects, left_origin=left)
             redirects.append((hop.status, current, target))
             current = target
             continue
@@ -79,7 +95,22 @@ def _follow(url: str, get: Callable[[str], _Hop]) -> Fetched:
 
 
 def _read_chunks(response: IO[bytes], url: str, deadline: float) -> Iterator[bytes]:
-    while chunk := response.read(CHUNK_SIZE):
+    from http.client import HTTPException
+
+    while True:
+        try:
+            chunk = response.read(CHUNK_SIZE)
+        except (OSError, HTTPException) as exc:  # a timeout, a reset, a short body, TLS
+            raise FetchError(f"reading {url} failed: {_reason(exc)}") from exc
+        if not chunk:
+            # http.client ends a body cut short quietly; the length it still expected says so.
+            missing = getattr(response, "length", None)
+            if missing:
+                raise FetchError(
+                    f"reading {url} failed: the connection closed {missing:,} bytes short "
+                    "of the Content-Length"
+                )
+            return
         yield chunk
         # The socket timeout bounds each read; this bounds a server that
         # trickles bytes just fast enough to never time out.
@@ -87,8 +118,38 @@ def _read_chunks(response: IO[bytes], url: str, deadline: float) -> Iterator[byt
             raise FetchError(f"reading {url} took longer than allowed")
 
 
+def _reason(exc: BaseException) -> str:
+    """A one-line reason for a failed read: ``timed out``, not a traceback."""
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    return str(getattr(exc, "strerror", None) or exc) or type(exc).__name__
+
+
+def _internal_kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """What makes ``address`` one a validator must not reach unasked
+    ("loopback", "link-local", "private", "non-public"), or None when public."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if address.is_loopback:
+        return "loopback"
+    if address.is_link_local:  # 169.254.169.254: cloud metadata services
+        return "link-local"
+    if address.is_private:
+        return "private"
+    if not address.is_global or address.is_multicast:
+        return "non-public"
+    return None
+
+
 class HttpFetcher:
-    """Fetches http(s) URLs with urllib: a timeout per read, redirects recorded."""
+    """Fetches http(s) URLs with urllib: a timeout per read, redirects recorded.
+
+    Before each request (the first URL, every redirect, every child of an
+    index) the host is resolved, and refused when any of its addresses is
+    private, loopback or link-local, unless it is one of ``allow_hosts``
+    (host names or IP addresses, compared without the port): a sitemap,
+    or a server's redirect, cannot make the validator reach inside a network.
+    """
 
     def __init__(
         self,
@@ -96,10 +157,12 @@ class HttpFetcher:
         timeout: float = DEFAULT_TIMEOUT,
         total_timeout: float = DEFAULT_TOTAL_TIMEOUT,
         use_env_proxies: bool = True,
+        allow_hosts: Iterable[str] = (),
     ) -> None:
         self.timeout = timeout
         self.total_timeout = total_timeout
         self.use_env_proxies = use_env_proxies
+        self.allow_hosts = frozenset(host_name(host) for host in allow_hosts)
 
     def fetch(self, url: str) -> Fetched:
         return _follow(url, self._get)
@@ -111,6 +174,7 @@ class HttpFetcher:
 
         if urlsplit(url).scheme not in ("http", "https"):
             raise FetchError(f"not an http(s) URL: {url}")
+        self._check_addresses(url)
         try:
             answer = http.request(
                 url,
@@ -130,6 +194,34 @@ class HttpFetcher:
             _read_chunks(answer.body, url, time.monotonic() + self.total_timeout),
             answer.close,
         )
+
+    def _check_addresses(self, url: str) -> None:
+        """FetchError unless ``url``'s host is allowed or resolves to public
+        addresses only (every one of them: a connection may use any)."""
+        parts = urlsplit(url)
+        host = parts.hostname
+        if not host:
+            raise FetchError(f"no host in {url}")
+        if host in self.allow_hosts:
+            return
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except (OSError, ValueError) as exc:  # gaierror, a bad port, an invalid name
+            raise FetchError(f"cannot resolve {host} for {url}: {_reason(exc)}") from exc
+        for *_, sockaddr in addresses:
+            address = ipaddress.ip_address(str(sockaddr[0]).partition("%")[0])
+            kind = _internal_kind(address)
+            if kind is not None:
+                raise FetchError(
+                    f"refused {url}: {host} resolves to {address}, a {kind} address "
+                    f"(fetched only when named: --allow-host {host})"
+                )
+
+
+def host_name(host: str) -> str:
+    """A host as ``allow_hosts`` compares it: lower case, no IPv6 brackets."""
+    return host.strip().lower().removeprefix("[").removesuffix("]")
 
 
 class SiteFetcher:

@@ -56,12 +56,17 @@ def normalized_path(path: str) -> str:
     return normal
 
 
+def url_origin(url: str) -> tuple[str, str]:
+    """A URL's origin as the scope rules compare it: (scheme, host[:port])."""
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower()
+
+
 def url_scope(url: str) -> tuple[tuple[str, str], str]:
     """A sitemap URL's origin (scheme, host) and directory (normalised, ending
     with "/"): what it may list is on that origin, at or below that directory."""
-    parts = urlsplit(url)
-    path = normalized_path(parts.path)
-    return (parts.scheme.lower(), parts.netloc.lower()), path[: path.rfind("/") + 1]
+    path = normalized_path(urlsplit(url).path)
+    return url_origin(url), path[: path.rfind("/") + 1]
 
 
 class LocChecker:

@@ -483,6 +483,16 @@ _RULES: Final = (
         "gzip as application/gzip.",
         "Content-Type: text/html",
     ),
+    Rule(
+        "SM703",
+        ERR,
+        P,
+        "Sitemap URL redirects to another origin (not followed)",
+        "Serve the sitemap at the URL you submit and list, on the site's own scheme, host and "
+        "port; the validator never follows a redirect to another one (validate that URL "
+        "directly if it is yours).",
+        "https://example.com/sitemap.xml → 301 → https://cdn.example.net/sitemap.xml",
+    ),
     # SM80x: images ---------------------------------------------------------------
     Rule(
         "SM801",
@@ -741,6 +751,7 @@ _ELEMENTS: Final = {
     "SM603": "sitemap/loc",
     "SM701": "HTTP redirect",
     "SM702": "Content-Type",
+    "SM703": "HTTP redirect",
     "SM801": "image:image",
     "SM802": "image:image",
     "SM803": "image:image",

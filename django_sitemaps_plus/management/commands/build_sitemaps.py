@@ -6,8 +6,9 @@
     manage.py build_sitemaps --from-urls urls.txt --dir out [--format txt]
 
 Only files whose content changed are rewritten; the command reports what it
-wrote, skipped and removed. A progress bar is drawn on stderr when it is a
-terminal; ``--quiet`` prints nothing but errors (for cron).
+wrote, skipped and removed. A build that takes more than a moment shows its
+progress on stderr (a bar on a terminal, a line now and then in a pipe or a
+log); ``--quiet`` (or ``-v 0``) prints nothing but errors (for cron).
 
 Exit codes: 0 success; 1 the build failed (database or storage error; the
 previous files are intact), or ``--from-urls`` rejected some lines (the
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from typing import Any, TextIO
 
 from django.core.exceptions import ImproperlyConfigured
@@ -33,30 +33,8 @@ from django_sitemaps_plus.build import (
     generate_from_urls,
 )
 from django_sitemaps_plus.location import SiteContext, site_context
+from django_sitemaps_plus.management.progress import ProgressLine
 from django_sitemaps_plus.storage import get_build_storage
-
-
-class ProgressBar:
-    """A one-line progress bar on a terminal; nothing elsewhere."""
-
-    def __init__(self, stream: TextIO, enabled: bool) -> None:
-        self.stream = stream
-        self.enabled = enabled
-        self.started = time.monotonic()
-
-    def __call__(self, done: int, total: int, name: str) -> None:
-        if not self.enabled:
-            return
-        width = 30
-        filled = width * done // max(total, 1)
-        elapsed = time.monotonic() - self.started
-        self.stream.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} files "
-            f"{elapsed:5.1f}s {name[:40]:<40}"
-        )
-        if done >= total:
-            self.stream.write("\n")
-        self.stream.flush()
 
 
 class Command(BaseCommand):
@@ -104,11 +82,23 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--url-prefix",
-            default="/",
             help="With --from-urls: the path the files are served under (default /).",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if not options["from_urls"]:
+            # Before the storage is looked up: its error would hide this one.
+            if options["format"] in ("xml", "txt"):
+                raise CommandError(
+                    f"--format {options['format']} needs --from-urls FILE (it is the format "
+                    "of the files made from a list of URLs); a build reports as --format "
+                    "text or json.",
+                    returncode=2,
+                )
+            for option in ("lastmod", "url_prefix"):
+                if options[option] is not None:
+                    flag = "--" + option.replace("_", "-")
+                    raise CommandError(f"{flag} needs --from-urls FILE.", returncode=2)
         try:
             storage = get_build_storage(options["storage"], options["dir"])
         except (ImproperlyConfigured, KeyError) as exc:
@@ -116,8 +106,6 @@ class Command(BaseCommand):
         if options["from_urls"]:
             self._from_urls(storage, options)
             return
-        if options["format"] in ("xml", "txt"):
-            raise CommandError("--format xml/txt goes with --from-urls.", returncode=2)
         if options["base_url"]:
             site = SiteContext(options["base_url"].rstrip("/"))
         else:
@@ -126,16 +114,21 @@ class Command(BaseCommand):
             except ValueError as exc:
                 raise CommandError(f"{exc} Or pass --base-url.", returncode=2) from exc
         quiet = options["quiet"] or options["verbosity"] == 0
-        stderr = sys.stderr
-        progress = ProgressBar(stderr, enabled=not quiet and stderr.isatty())
+        line = ProgressLine(self.stderr, enabled=not quiet, label="build_sitemaps")
+        result = BuildResult()
+
+        def progress(done: int, total: int, name: str) -> None:
+            line(done, total, f"{len(result.written):,} written, {result.urls:,} URLs")
+
         try:
-            result = build(
+            build(
                 storage,
                 site=site,
                 gzip=options["gzip"],
                 text=options["text"],
                 force=options["force"],
                 progress=progress,
+                result=result,
             )
         except BuildRunning as exc:
             raise CommandError(f"{exc} Nothing was written.", returncode=3) from exc
@@ -149,6 +142,8 @@ class Command(BaseCommand):
                     f"Build failed (database), previous files left intact: {exc}"
                 ) from exc
             raise
+        finally:
+            line.finish()
         self._report(result, options, quiet)
 
     def _report(self, result: BuildResult, options: dict[str, Any], quiet: bool) -> None:
@@ -195,7 +190,7 @@ class Command(BaseCommand):
                     storage,
                     fmt=fmt,
                     lastmod=options["lastmod"],
-                    url_prefix=options["url_prefix"],
+                    url_prefix=options["url_prefix"] or "/",
                 )
         except UrlListError as exc:
             raise CommandError(str(exc), returncode=2 if "lastmod" in str(exc) else 1) from exc

@@ -10,19 +10,22 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import NoReverseMatch
 
 from django_sitemaps_plus import protocol
+from django_sitemaps_plus.management.progress import ProgressLine
 from django_sitemaps_plus.validation import (
     UnknownRule,
     UnreadableTarget,
     validate,
     validate_site,
 )
-from django_sitemaps_plus.validation.engine import site_index_url
+from django_sitemaps_plus.validation.engine import Progress, site_index_url
+from django_sitemaps_plus.validation.fetch import DEFAULT_TIMEOUT, HttpFetcher
 from django_sitemaps_plus.validation.report import (
     DEFAULT_MAX_FINDINGS,
     Report,
@@ -34,6 +37,16 @@ from django_sitemaps_plus.validation.report import (
 USAGE_ERROR = 2
 
 
+def _positive_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value!r}")
+    return number
+
+
 def _positive_int(value: str) -> int:
     try:
         number = int(value)
@@ -42,6 +55,35 @@ def _positive_int(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
     return number
+
+
+class _Tally:
+    """The ``Progress`` of one validation per target, added up for one line."""
+
+    def __init__(self, line: ProgressLine, targets: int) -> None:
+        self.line = line
+        #: Targets not started yet: a file each, at least.
+        self.pending = targets
+        self.files = self.urls = 0
+        self.current = Progress()
+
+    def next_target(self) -> None:
+        self.files += self.current.files_done
+        self.urls += self.current.urls
+        self.current = Progress()
+        self.pending -= 1
+
+    def __call__(self, progress: Progress) -> None:
+        self.current = progress
+        self.line(
+            self.files + progress.files_done,
+            self.files + progress.files_total + self.pending,
+            f"{self.urls + progress.urls:,} URLs",
+        )
+
+
+def _url_host(target: str) -> str | None:
+    return urlsplit(target).hostname if "://" in target else None
 
 
 class Command(BaseCommand):
@@ -91,6 +133,21 @@ class Command(BaseCommand):
             dest="follow",
             help="Do not follow a sitemap index to the sitemaps it lists.",
         )
+        parser.add_argument(
+            "--allow-host",
+            action="append",
+            default=[],
+            metavar="HOST",
+            help="Fetch from HOST even when it resolves to a private, loopback or link-local "
+            "address (the hosts of the URLs given are allowed already); repeatable.",
+        )
+        parser.add_argument(
+            "--timeout",
+            type=_positive_float,
+            default=DEFAULT_TIMEOUT,
+            metavar="SECONDS",
+            help=f"Seconds to wait to connect and for each read (default {DEFAULT_TIMEOUT:g}).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         base_url = options["base_url"]
@@ -105,17 +162,33 @@ class Command(BaseCommand):
             "max_findings": options["max_findings"],
         }
         reports: list[Report] = []
+        targets = options["targets"]
+        line = ProgressLine(
+            self.stderr, enabled=options["verbosity"] > 0, label="validate_sitemaps"
+        )
+        tally = _Tally(line, len(targets) or 1)
         try:
-            if not options["targets"]:
+            if not targets:
                 if base_url:
                     raise CommandError("--base-url applies to a TARGET", returncode=USAGE_ERROR)
                 self._check_site_index_url()
-                reports.append(validate_site(**settings))
-            for target in options["targets"]:
+                tally.next_target()
+                reports.append(validate_site(on_progress=tally, **settings))
+            # Hosts named on the command line may be private (an intranet, localhost).
+            named = [*options["allow_host"], *filter(None, map(_url_host, targets))]
+            fetcher = HttpFetcher(timeout=options["timeout"], allow_hosts=named)
+            for target in targets:
+                tally.next_target()
                 source = sys.stdin.buffer if target == "-" else target
-                reports.append(validate(source, base_url=base_url, **settings))
+                reports.append(
+                    validate(
+                        source, base_url=base_url, fetcher=fetcher, on_progress=tally, **settings
+                    )
+                )
         except (UnknownRule, UnreadableTarget) as exc:
             raise CommandError(str(exc), returncode=USAGE_ERROR) from exc
+        finally:
+            line.finish()
 
         report = Report(files=[file for each in reports for file in each.files])
         render = render_json if options["format"] == "json" else render_text
