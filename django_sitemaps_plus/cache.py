@@ -25,12 +25,16 @@ How it works (docs/caching.md):
 - **Warm costs no query.** One ``get_many`` reads the tokens and the
   metadata; a conditional request that matches is answered from them alone
   (a 304), a full one fetches the chunks in a second round trip.
-- **One render per cold file.** The first request takes a lock with
-  ``cache.add`` (expiring after ``CACHE_LOCK_TIMEOUT`` seconds, so a holder
-  that dies frees it); other requests wait up to ``CACHE_LOCK_WAIT`` seconds
-  for its result, then render themselves rather than fail.
-- **A cache that is down** never breaks a sitemap: every cache error is
-  logged and the file is rendered as if caching were off.
+- **One render per cold file.** The first request takes the render lock
+  (``locks.Lock``: ``cache.add``, expiring after ``CACHE_LOCK_TIMEOUT``
+  seconds, so a holder that dies frees it); other requests wait up to
+  ``CACHE_LOCK_WAIT`` seconds for its result, then render themselves rather
+  than fail.
+- **A cache that is down** never breaks a sitemap: every cache call goes
+  through one circuit breaker (``quiet``), so a request fails one call at
+  most and the process then leaves the cache alone for a few seconds; the
+  file is rendered as if caching were off, one request of the process at a
+  time (``_uncached``, ``locks.LocalLock``).
 """
 
 from __future__ import annotations
