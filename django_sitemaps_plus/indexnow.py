@@ -249,6 +249,9 @@ def object_changed(
                 # Only URLs the sitemap lists (a draft's save is not news).
                 if deleted or section.site_queryset(None).filter(pk=pk).exists():
                     enqueue([url])
+            except quiet.CacheDown:
+                # The breaker logged the cache's failure; no traceback per save.
+                logger.warning("IndexNow: %s not queued: the sitemap cache is down", url)
             except Exception:
                 logger.exception("IndexNow: could not queue %s", url)
 

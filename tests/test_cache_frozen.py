@@ -13,7 +13,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -24,6 +24,7 @@ from django_sitemaps_plus import locks, quiet, register
 from django_sitemaps_plus.checks import check_cache_timeouts
 from django_sitemaps_plus.sections import Section
 from tests.recording_cache import redis_calls
+from tests.test_asgi import asgi_get
 from tests.testapp.models import Article
 from tests.utils import articles, fetch, locs
 
@@ -190,10 +191,10 @@ def _serve_from_counted_redis(settings: Any, port: int, breaker: float) -> None:
     }
 
 
-def _assert_correct(path: str) -> Any:
+def _assert_correct(path: str, get: Callable[[str], tuple[Any, bytes]] = fetch) -> Any:
     """GET ``path``: a 200 with the right body (the three articles, or the
     index naming their file); the response."""
-    response, body = fetch(path)
+    response, body = get(path)
     assert response.status_code == 200
     if path == WARM:
         assert locs(body) == [f"https://example.com/articles/article-{i}/" for i in range(3)]
@@ -248,31 +249,42 @@ def test_a_frozen_cache_costs_one_failed_call_then_is_left_alone_until_it_answer
 
 @pytest.mark.slow
 @pytest.mark.cache
+@pytest.mark.parametrize("handler", ["wsgi", "asgi"])
 def test_a_killed_cache_costs_one_failed_call_and_is_used_again_once_it_is_back(
-    settings, registry, private_redis, caplog
+    settings, registry, private_redis, caplog, handler
 ):
-    _serve_from_counted_redis(settings, private_redis.port, breaker=2)
+    get = fetch if handler == "wsgi" else asgi_get
+    _serve_from_counted_redis(settings, private_redis.port, breaker=1)
     register(Article)
     articles(3)
-    _assert_correct(WARM)
+    _assert_correct(WARM, get)
     redis_calls.clear()
     private_redis.kill()
 
-    _assert_correct(WARM)
+    _assert_correct(WARM, get)
     [(_, outcome)] = redis_calls
     assert outcome == "failed"
     redis_calls.clear()
     for path in [COLD, WARM, COLD]:
-        _assert_correct(path)
+        _assert_correct(path, get)
     assert redis_calls == []
 
+    # The window has passed, the server is still dead: one call tries, fails,
+    # and the next window begins.
+    _past_the_breaker_window(1)
+    _assert_correct(COLD, get)
+    _assert_correct(WARM, get)
+    [(_, outcome)] = redis_calls
+    assert outcome == "failed"
+    redis_calls.clear()
+
     private_redis.start()  # a new, empty server on the same port
-    _past_the_breaker_window(2)
-    stored = _assert_correct(WARM)  # the new server is empty: rendered into it
+    _past_the_breaker_window(1)
+    stored = _assert_correct(WARM, get)  # the new server is empty: rendered into it
     assert ("set", "ok") in redis_calls
     assert {outcome for _, outcome in redis_calls} == {"ok"}
     redis_calls.clear()
-    assert _assert_correct(WARM)["ETag"] == stored["ETag"]
+    assert _assert_correct(WARM, get)["ETag"] == stored["ETag"]
     assert _reads_only(redis_calls)  # a hit: the file came from the cache
     assert _logged(caplog, quiet.DOWN_MESSAGE) == 1
     assert _logged(caplog, quiet.BACK_MESSAGE) == 1
@@ -283,6 +295,7 @@ class TrackedSection(Section):
 
     name = "tracked"
     requests = 4
+    arriving = 0
     active = 0
     most = 0
     renders = 0
@@ -300,11 +313,13 @@ class TrackedSection(Section):
             cls.active += 1
             cls.most = max(cls.most, cls.active)
             cls.renders += 1
+            first = cls.renders == 1
         try:
-            # The first render goes on once every request has come to the
-            # file's local lock (waiting, or rendering beside it without one).
+            # The first render goes on once the ``arriving`` requests have
+            # come to the file's local lock (waiting, or rendering beside it
+            # without one).
             deadline = time.monotonic() + 5
-            while _lock_users() < cls.requests and time.monotonic() < deadline:
+            while first and _lock_users() < cls.arriving and time.monotonic() < deadline:
                 time.sleep(0.01)
             time.sleep(0.05)
             yield from super().page_entries(number, site, info)
@@ -327,6 +342,7 @@ def test_while_the_cache_is_down_a_process_renders_a_file_once_at_a_time(
     private_redis.kill()
     assert fetch("/sitemap-tracked-1.xml")[0].status_code == 200  # opens the breaker
     TrackedSection.active = TrackedSection.most = TrackedSection.renders = 0
+    TrackedSection.arriving = TrackedSection.requests
     redis_calls.clear()
     bodies: list[bytes] = []
     barrier = threading.Barrier(TrackedSection.requests)
