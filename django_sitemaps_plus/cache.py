@@ -1031,12 +1031,12 @@ def _usable(where: Lookup, fingerprint: str | None) -> Entry | None:
 def _uncached(
     request: HttpRequest, site: SiteContext, source: Source, error: Exception
 ) -> HttpResponseBase:
-    """The file rendered without the cache, which failed (``error``): under
-    a process-local lock of the file, held until its body has been sent, so
-    a dead shared cache does not turn a burst of requests into as many
-    renders at once."""
+    """The file rendered without the cache, which failed (``error``, now or
+    within the breaker's window): under a process-local lock of the file
+    (its site and path), held until its body has been sent, so a dead shared
+    cache does not turn a burst of requests into as many renders at once."""
     quiet.failed(error)
-    lock = locks.LocalLock(_lookup_keys(site, request, source)[0])
+    lock = locks.LocalLock(f"{site.cache_key}\n{request.path}")
     sending: list[_Releasing] = []
 
     def body() -> Iterator[bytes]:

@@ -31,7 +31,18 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("django_sitemaps_plus")
 
-__all__ = ["CacheDown", "acall", "call", "is_open", "quietly"]
+__all__ = [
+    "CacheDown",
+    "Guarded",
+    "acall",
+    "available",
+    "call",
+    "failed",
+    "get_cache",
+    "is_open",
+    "quietly",
+    "reset",
+]
 
 T = TypeVar("T")
 

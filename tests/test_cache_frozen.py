@@ -290,6 +290,22 @@ def test_a_killed_cache_costs_one_failed_call_and_is_used_again_once_it_is_back(
     assert _logged(caplog, quiet.BACK_MESSAGE) == 1
 
 
+@pytest.mark.cache
+def test_a_breaker_of_zero_seconds_asks_the_cache_on_every_call(
+    settings, registry, private_redis, caplog
+):
+    _serve_from_counted_redis(settings, private_redis.port, breaker=0)
+    register(Article)
+    articles(3)
+    _assert_correct(WARM)
+    private_redis.kill()
+    for _ in range(2):
+        redis_calls.clear()
+        _assert_correct(WARM)
+        assert ("get_many", "failed") in redis_calls
+    assert _logged(caplog, quiet.DOWN_MESSAGE) == 1  # still logged once
+
+
 class TrackedSection(Section):
     """A section without a model that counts its renders running at once."""
 
