@@ -51,6 +51,10 @@ DOWN_MESSAGE = "Sitemap cache unavailable; rendering without it"
 BACK_MESSAGE = "Sitemap cache available again"
 
 
+#: The breaker's clock.
+_now = time.monotonic
+
+
 class CacheDown(Exception):
     """The sitemap cache failed (``__cause__`` is its error), or failed
     within the breaker's window and was not asked."""
@@ -59,7 +63,7 @@ class CacheDown(Exception):
 class _Breaker:
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        #: ``time.monotonic()`` until which the cache is not asked; None: closed.
+        #: ``_now()`` until which the cache is not asked; None: closed.
         self.open_until: float | None = None
 
     def allows(self) -> bool:
@@ -68,7 +72,7 @@ class _Breaker:
         until = self.open_until
         if until is None:
             return True
-        now = time.monotonic()
+        now = _now()
         if now < until:
             return False
         with self.lock:
@@ -83,7 +87,7 @@ class _Breaker:
     def failed(self, error: BaseException) -> None:
         with self.lock:
             first = self.open_until is None
-            self.open_until = time.monotonic() + conf.CACHE_BREAKER_SECONDS
+            self.open_until = _now() + conf.CACHE_BREAKER_SECONDS
         if first:
             logger.warning(DOWN_MESSAGE, exc_info=error)
 
@@ -103,7 +107,7 @@ def is_open() -> bool:
     """Whether this process keeps away from the cache now (it failed less
     than ``CACHE_BREAKER_SECONDS`` ago)."""
     until = _breaker.open_until
-    return until is not None and time.monotonic() < until
+    return until is not None and _now() < until
 
 
 def reset() -> None:
