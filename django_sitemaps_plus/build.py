@@ -40,7 +40,6 @@ import os
 import re
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -108,25 +107,19 @@ def build_lock(storage: Storage, prefix: str) -> Iterator[Callable[[], None]]:
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
         return
-    from django_sitemaps_plus.cache import get_cache
+    from django_sitemaps_plus import locks, quiet
 
-    cache = get_cache()
     key = f"sitemaps_plus:build:{storage.__class__.__name__}:{storage_name('', prefix)}"
-    token = uuid.uuid4().hex
-    if not cache.add(key, token, timeout=CACHE_LOCK_SECONDS):
+    lock = locks.Lock(quiet.get_cache(), key, CACHE_LOCK_SECONDS)
+    if not lock.take_now():
         raise BuildRunning(
             f"Another build_sitemaps is writing to this storage (cache lock {key!r}; it "
             f"expires {CACHE_LOCK_SECONDS} s after its holder last wrote a file)."
         )
-
-    def renew() -> None:
-        cache.touch(key, CACHE_LOCK_SECONDS)
-
     try:
-        yield renew
+        yield lock.renew_now
     finally:
-        if cache.get(key) == token:
-            cache.delete(key)
+        lock.release_now()
 
 
 def _remove_stale_temporaries(storage: Storage, prefix: str) -> list[str]:

@@ -25,12 +25,16 @@ How it works (docs/caching.md):
 - **Warm costs no query.** One ``get_many`` reads the tokens and the
   metadata; a conditional request that matches is answered from them alone
   (a 304), a full one fetches the chunks in a second round trip.
-- **One render per cold file.** The first request takes a lock with
-  ``cache.add`` (expiring after ``CACHE_LOCK_TIMEOUT`` seconds, so a holder
-  that dies frees it); other requests wait up to ``CACHE_LOCK_WAIT`` seconds
-  for its result, then render themselves rather than fail.
-- **A cache that is down** never breaks a sitemap: every cache error is
-  logged and the file is rendered as if caching were off.
+- **One render per cold file.** The first request takes the render lock
+  (``locks.Lock``: ``cache.add``, expiring after ``CACHE_LOCK_TIMEOUT``
+  seconds, so a holder that dies frees it); other requests wait up to
+  ``CACHE_LOCK_WAIT`` seconds for its result, then render themselves rather
+  than fail.
+- **A cache that is down** never breaks a sitemap: every cache call goes
+  through one circuit breaker (``quiet``), so a request fails one call at
+  most and the process then leaves the cache alone for a few seconds; the
+  file is rendered as if caching were off, one request of the process at a
+  time (``_uncached``, ``locks.LocalLock``).
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ import time
 import uuid
 import zlib
 from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from itertools import chain
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -58,6 +62,7 @@ from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 
+from django_sitemaps_plus import locks, quiet
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.signals import sitemaps_invalidated
 
@@ -81,7 +86,6 @@ GZIP_LEVEL = 6
 #: (and the gzip stream is flushed once at this offset, so its compressed
 #: bytes start leaving too); a smaller one is answered whole, with its ETag.
 FLUSH_AT_BYTES = 4 * 1024
-_POLL_SECONDS = (0.02, 0.05, 0.1, 0.2)
 #: A cached file up to this size is sent to a client without gzip as a plain
 #: ``HttpResponse`` (decompressed whole); larger ones are streamed.
 IN_MEMORY_BYTES = 1024 * 1024
@@ -177,10 +181,11 @@ def bump(section: str | Section | Iterable[str | Section] | None = None) -> list
     is sent by the one after the commit. Returns the names it bumped.
     """
     names = _section_names(section)
+    tokens = {_version_key(name): _new_token() for name in names}
     try:
-        get_cache().set_many({_version_key(name): _new_token() for name in names}, timeout=None)
-    except Exception:
-        logger.warning("Sitemap cache: could not invalidate %s", names, exc_info=True)
+        quiet.call(get_cache(), "set_many", tokens, timeout=None)
+    except Exception as error:
+        quiet.failed(error)  # the files expire by CACHE_TIMEOUT
     return names
 
 
@@ -195,19 +200,8 @@ def bump(section: str | Section | Iterable[str | Section] | None = None) -> list
 # ``try``/``except`` decides, under both handlers alike.
 
 
-@dataclass
-class _CacheCall:
-    """``cache.<name>(*args, **kwargs)``; under ASGI ``cache.a<name>(...)``."""
-
-    cache: BaseCache
-    name: str
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-
-
-@dataclass
-class _Sleep:
-    seconds: float
+_CacheCall = quiet.CacheCall
+_Sleep = quiet.Sleep
 
 
 @dataclass
@@ -232,8 +226,7 @@ class _Abandoned(BaseException):
 Flow = Generator[_Op, Any, T]
 
 
-def _call(cache: BaseCache, name: str, *args: Any, **kwargs: Any) -> _CacheCall:
-    return _CacheCall(cache, name, args, kwargs)
+_call = quiet.op
 
 
 def _in_sync_thread(func: Callable[..., Any], *args: Any) -> _InSyncThread:
@@ -250,9 +243,10 @@ def _advance(flow: Flow[T], value: Any, error: Exception | None) -> tuple[bool, 
 
 
 def _perform(op: _CacheCall | _InSyncThread) -> Any:
-    """``op``, synchronously: the cache's sync method, or the sync work."""
+    """``op``, synchronously: the cache's sync method (through the
+    breaker), or the sync work."""
     if isinstance(op, _CacheCall):
-        return getattr(op.cache, op.name)(*op.args, **op.kwargs)
+        return quiet.call(op.cache, op.name, *op.args, **op.kwargs)
     return op.func(*op.args)
 
 
@@ -306,7 +300,7 @@ async def _own_async_call(flow: Flow[T], op: _CacheCall) -> tuple[bool, Any]:
     its outcome. Shielded: when the request is cancelled meanwhile, the call
     still ends (an ``add`` of the render lock may have succeeded), the flow
     learns its outcome, and then releases what it holds."""
-    call = asyncio.ensure_future(getattr(op.cache, f"a{op.name}")(*op.args, **op.kwargs))
+    call = asyncio.ensure_future(quiet.acall(op.cache, op.name, *op.args, **op.kwargs))
     try:
         result = await asyncio.shield(call)
     except asyncio.CancelledError:
@@ -507,22 +501,19 @@ def remember(
     try:
         cache = get_cache()
         names = [ALL, *sorted(s.get_name() for s in sections)]
-        found: dict[str, Any] = cache.get_many([_version_key(n) for n in names])
+        found: dict[str, Any] = quiet.call(cache, "get_many", [_version_key(n) for n in names])
         versions = run(_versions(cache, names, found))
         stamp = "\n".join([site.cache_key, what, *(f"{n}={v}" for n, v in zip(names, versions))])
         key = f"{KEY_PREFIX}:r:{hashlib.sha256(stamp.encode()).hexdigest()[:40]}"
-        held = cache.get(key)
-    except Exception:
-        logger.warning("Sitemap cache unavailable; computing %s without it", what, exc_info=True)
+        held = quiet.call(cache, "get", key)
+    except Exception as error:
+        quiet.failed(error)
         return compute()
     if isinstance(held, tuple) and len(held) == 1:
         return cast(T, held[0])
     value = compute()
-    try:
-        # Wrapped: a computed None is remembered too.
-        cache.set(key, (value,), timeout=timeout)
-    except Exception:
-        logger.warning("Sitemap cache: could not store %s", what, exc_info=True)
+    # Wrapped: a computed None is remembered too.
+    quiet.quietly(None, cache, "set", key, (value,), timeout=timeout)
     return value
 
 
@@ -696,12 +687,9 @@ class _Render:
         if not self.storing:
             return
         try:
-            self.cache.set(self._key(index), piece, timeout=self.timeout)
-        except Exception:
+            quiet.call(self.cache, "set", self._key(index), piece, timeout=self.timeout)
+        except quiet.CacheDown:
             self.storing = False
-            logger.warning(
-                "Sitemap cache unavailable: %s not stored", self.where.body_key, exc_info=True
-            )
 
     def _finish(self, measured: Measured, gzip_size: int, pieces: int, last: bytes) -> Entry:
         etag = measured.hexdigest()[:32]
@@ -727,19 +715,19 @@ class _Render:
             return entry
         try:
             rest = {self._key(pieces): last} if chunks > pieces else {}
-            failed = self.cache.set_many(rest, timeout=self.timeout) if rest else []
+            failed = quiet.call(self.cache, "set_many", rest, timeout=self.timeout) if rest else []
             if not failed:
                 # The metadata last: a reader that finds it finds the chunks;
                 # its stamp and ``expires`` tell when it is stale.
-                self.cache.set(self.where.meta_key, asdict(entry), timeout=self.timeout)
+                quiet.call(
+                    self.cache, "set", self.where.meta_key, asdict(entry), timeout=self.timeout
+                )
             else:
                 logger.warning(
                     "Sitemap cache refused %s chunks of %s", len(failed), self.where.body_key
                 )
-        except Exception:
-            logger.warning(
-                "Sitemap cache unavailable: %s not stored", self.where.body_key, exc_info=True
-            )
+        except quiet.CacheDown:
+            pass  # logged by the breaker when it opened
         return entry
 
     def _entry(
@@ -1026,9 +1014,54 @@ def _usable(where: Lookup, fingerprint: str | None) -> Entry | None:
     return hit if hit is not None and hit.fingerprint == fingerprint else None
 
 
-def _uncached(request: HttpRequest, source: Source, error: Exception) -> HttpResponseBase:
-    logger.warning("Sitemap cache unavailable; rendering without it", exc_info=error)
-    return respond_uncached(request, source.prepare(), source.content_type)
+def _uncached(
+    request: HttpRequest, site: SiteContext, source: Source, error: Exception
+) -> HttpResponseBase:
+    """The file rendered without the cache, which failed (``error``, now or
+    within the breaker's window): under a process-local lock of the file
+    (its site and path), held until its body has been sent, so a dead shared
+    cache does not turn a burst of requests into as many renders at once."""
+    quiet.failed(error)
+    lock = locks.LocalLock(f"{site.cache_key}\n{request.path}")
+    sending: list[_Releasing] = []
+
+    def body() -> Iterator[bytes]:
+        sending.append(_Releasing(prepared.body(), lock.release))
+        return sending[0]
+
+    try:
+        lock.take()
+        prepared = source.prepare()
+        return respond_uncached(request, replace(prepared, body=body), source.content_type)
+    finally:
+        if not sending:
+            lock.release()  # a 304, a HEAD, a 404: no body to wait for
+
+
+class _Releasing:
+    """``chunks``, then ``release()`` once they have ended or are closed."""
+
+    def __init__(self, chunks: Iterator[bytes], release: Callable[[], None]) -> None:
+        self.chunks = chunks
+        self.release: Callable[[], None] | None = release
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        try:
+            return next(self.chunks)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        release, self.release = self.release, None
+        try:
+            _close(self.chunks)
+        finally:
+            if release is not None:
+                release()
 
 
 def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpResponseBase:
@@ -1066,7 +1099,7 @@ def _serve(request: HttpRequest, site: SiteContext, source: Source) -> Flow[Http
         cache = get_cache()
         where = yield from _lookup(cache, site, request, source)
     except Exception as error:
-        return (yield from _respond_in_sync_thread(_uncached, request, source, error))
+        return (yield from _respond_in_sync_thread(_uncached, request, site, source, error))
 
     fingerprint = None
     if conf.CACHE_FRESHNESS_CHECK and source.fingerprint is not None:
@@ -1078,46 +1111,44 @@ def _serve(request: HttpRequest, site: SiteContext, source: Source) -> Flow[Http
             data = (
                 (yield from _cached_body(cache, where.body_key, hit)) if answer.needs_body else b""
             )
-        except Exception:
-            logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)
-            data = None
+        except quiet.CacheDown:
+            data = None  # logged by the breaker when it opened
         if data is not None:
             return _entry_response(request, hit, source.content_type, answer, data)
 
     # A miss. The render lock comes before any query: while one request
     # renders, the others wait for its file and cost the database nothing (a
     # stampede of cold requests is one render's queries, index included).
-    token = _new_token()
+    lock = locks.Lock(cache, where.lock_key, conf.CACHE_LOCK_TIMEOUT)
     try:
-        locked = yield _call(cache, "add", where.lock_key, token, timeout=conf.CACHE_LOCK_TIMEOUT)
-    except Exception as error:
-        return (yield from _respond_in_sync_thread(_uncached, request, source, error))
+        locked = yield from lock.take()
+    except quiet.CacheDown as error:
+        return (yield from _respond_in_sync_thread(_uncached, request, site, source, error))
     try:
         if locked:
             # The lock may be free because a holder just stored the file and
             # released it after this request's lookup missed: serve that file.
             try:
                 stored = yield from _stored(cache, where, fingerprint)
-            except Exception:
+            except quiet.CacheDown:
                 stored = None
             if stored is not None:
-                yield from _release(cache, where.lock_key, token)
+                yield from lock.release()
                 return _stored_response(request, source, stored)
         else:
-            waited = yield from _wait_for_entry(cache, where, fingerprint)
+            waited = yield from _wait_for_entry(lock, where, fingerprint)
             if waited is not None:
                 return _stored_response(request, source, waited)
             # The holder gave up (a 404, an error) or is slow: answer here.
-        lock = token if locked else None
         render = _respond_in_sync_thread(
-            _render_locked, request, source, cache, where, fingerprint, lock
+            _render_locked, request, source, cache, where, fingerprint, lock if locked else None
         )
         return (yield from render)
     except _Abandoned:
         # The client left (ASGI) while this request held the lock and waited
         # on the cache: free it now, not after CACHE_LOCK_TIMEOUT.
         if locked:
-            yield from _release(cache, where.lock_key, token)
+            yield from lock.release()
         raise
 
 
@@ -1165,9 +1196,9 @@ def _render_locked(
     cache: BaseCache,
     where: Lookup,
     fingerprint: str | None,
-    token: str | None,
+    lock: locks.Lock | None,
 ) -> HttpResponseBase:
-    """Render the file into the cache and answer; ``token`` is the render
+    """Render the file into the cache and answer; ``lock`` is the render
     lock this request holds (None when it holds none), released here or,
     when the file is streamed while it is stored, by the stream's end or close.
 
@@ -1193,7 +1224,7 @@ def _render_locked(
                 and get_conditional_response(request, last_modified=last_modified) is not None
             ):
                 return respond_uncached(request, prepared, source.content_type)
-        if token is None:
+        if lock is None and not quiet.is_open():
             logger.warning(
                 "Sitemap cache: another process holds the render lock of %s for over %ss; "
                 "rendering here too.",
@@ -1223,7 +1254,7 @@ def _render_locked(
                 close()
             raise
         gzip = conf.GZIP and accepts_gzip(request)
-        release = None if token is None else partial(_release_now, cache, where.lock_key, token)
+        release = None if lock is None else lock.release_now
         tee = _Tee(rendered, steps, gzip, release)
         handed_over = True
         response = streaming_response(request, tee, source.content_type)
@@ -1235,8 +1266,8 @@ def _render_locked(
         # (and no Last-Modified when the lastmod is settled after the body).
         return finish(response, None if prepared.settle else timestamp(prepared.lastmod))
     finally:
-        if token is not None and not handed_over:
-            _release_now(cache, where.lock_key, token)
+        if lock is not None and not handed_over:
+            lock.release_now()
 
 
 class _Tee:
@@ -1293,19 +1324,6 @@ class _Tee:
                 release()
 
 
-def _release_now(cache: BaseCache, lock_key: str, token: str) -> None:
-    run(_release(cache, lock_key, token))
-
-
-def _release(cache: BaseCache, lock_key: str, token: str) -> Flow[None]:
-    """Delete the render lock if this request still holds it."""
-    try:
-        if (yield _call(cache, "get", lock_key)) == token:
-            yield _call(cache, "delete", lock_key)
-    except Exception:
-        logger.warning("Sitemap cache: could not release %s", lock_key, exc_info=True)
-
-
 def _current(entry: Entry | None, where: Lookup, fingerprint: str | None) -> Entry | None:
     if entry is None or not entry.is_current(where.stamp) or entry.fingerprint != fingerprint:
         return None
@@ -1324,34 +1342,13 @@ def _stored(
     return None if data is None else (entry, data)
 
 
-def _poll_delays() -> Iterator[float]:
-    """The pauses between polls for another request's render, up to ``CACHE_LOCK_WAIT``."""
-    deadline = time.monotonic() + conf.CACHE_LOCK_WAIT
-    attempt = 0
-    while time.monotonic() < deadline:
-        yield _POLL_SECONDS[min(attempt, len(_POLL_SECONDS) - 1)]
-        attempt += 1
-
-
-# While waiting: the lock first, then the metadata. The holder stores the
-# metadata before it releases the lock, so a lock already gone before a
-# metadata read that finds nothing usable means the holder gave up (or died
-# and its lock expired). Read the other way round, a holder finishing between
-# the two reads looks like one that died.
+_poll_delays = locks.poll_delays
 
 
 def _wait_for_entry(
-    cache: BaseCache, where: Lookup, fingerprint: str | None
+    lock: locks.Lock, where: Lookup, fingerprint: str | None
 ) -> Flow[tuple[Entry, bytes] | None]:
-    """Poll for the entry another request is rendering (see above); under
-    ASGI without blocking the event loop or the sync thread."""
-    for delay in _poll_delays():
-        yield _Sleep(delay)
-        try:
-            held = (yield _call(cache, "get", where.lock_key)) is not None
-            stored = yield from _stored(cache, where, fingerprint)
-        except Exception:
-            return None
-        if stored is not None or not held:
-            return stored
-    return None
+    """Poll for the entry another request is rendering (``Lock.wait``: the
+    holder stores the metadata before it releases the lock); under ASGI
+    without blocking the event loop or the sync thread."""
+    return (yield from lock.wait(partial(_stored, lock.cache, where, fingerprint), _poll_delays()))

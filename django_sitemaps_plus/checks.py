@@ -221,6 +221,7 @@ def check_serving_settings(
         ("CACHE_TIMEOUT", get("CACHE_TIMEOUT"), 1, True, True),
         ("CACHE_LOCK_TIMEOUT", get("CACHE_LOCK_TIMEOUT"), 1, True, False),
         ("CACHE_LOCK_WAIT", get("CACHE_LOCK_WAIT"), 0, False, False),
+        ("CACHE_BREAKER_SECONDS", get("CACHE_BREAKER_SECONDS"), 0, False, False),
         ("INDEXNOW_TIMEOUT", get("INDEXNOW_TIMEOUT"), 0.1, False, False),
         ("INDEXNOW_MAX_ATTEMPTS", get("INDEXNOW_MAX_ATTEMPTS"), 1, True, False),
     ]

@@ -62,6 +62,10 @@ DEFAULTS: dict[str, Any] = {
     # Seconds a request waits for another process's render before rendering
     # itself.
     "CACHE_LOCK_WAIT": 15.0,
+    # Seconds a process that saw the cache fail leaves it alone (its requests
+    # render without it, one at a time per file) before trying it again; 0:
+    # try it on every call.
+    "CACHE_BREAKER_SECONDS": 5.0,
     # Serve gzip (stored compressed) to clients that accept it.
     "GZIP": True,
     # Cache-Control header of sitemap responses, e.g. "public, max-age=300";
@@ -190,6 +194,10 @@ class Settings:
     @property
     def CACHE_LOCK_WAIT(self) -> float:
         return float(self.get("CACHE_LOCK_WAIT"))
+
+    @property
+    def CACHE_BREAKER_SECONDS(self) -> float:
+        return float(self.get("CACHE_BREAKER_SECONDS"))
 
     @property
     def GZIP(self) -> bool:

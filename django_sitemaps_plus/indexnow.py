@@ -28,7 +28,6 @@ import json
 import logging
 import re
 import time
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -38,12 +37,10 @@ from django.db import models, transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils import timezone
 
-from django_sitemaps_plus import http
+from django_sitemaps_plus import http, locks, quiet
 from django_sitemaps_plus.conf import conf
 
 if TYPE_CHECKING:
-    from django.core.cache import BaseCache
-
     from django_sitemaps_plus.sections import ModelSection
 
 logger = logging.getLogger("django_sitemaps_plus.indexnow")
@@ -63,10 +60,10 @@ KEY_RE = re.compile(r"[A-Za-z0-9-]{8,128}")
 BEFORE_ATTR = "_sitemaps_plus_lastmod_before"
 
 
-def _cache() -> BaseCache:
-    from django_sitemaps_plus.cache import get_cache
-
-    return get_cache()
+def _cache() -> quiet.Guarded:
+    """The sitemap cache, each call through the breaker (``quiet``): a cache
+    that is down raises ``quiet.CacheDown`` at once, not after a timeout."""
+    return quiet.Guarded(quiet.get_cache())
 
 
 # The queue -------------------------------------------------------------------
@@ -95,12 +92,12 @@ def enqueue(urls: Iterable[str]) -> int:
     return len(urls)
 
 
-def _bounds(cache: BaseCache) -> tuple[int, int]:
+def _bounds(cache: quiet.Guarded) -> tuple[int, int]:
     values = cache.get_many([f"{PREFIX}:head", f"{PREFIX}:tail"])
     return int(values.get(f"{PREFIX}:head", 0)), int(values.get(f"{PREFIX}:tail", 0))
 
 
-def _queued(cache: BaseCache) -> int:
+def _queued(cache: quiet.Guarded) -> int:
     """How many URLs are queued (the queue's length, without reading its items)."""
     head, tail = _bounds(cache)
     return max(0, tail - head)
@@ -252,6 +249,9 @@ def object_changed(
                 # Only URLs the sitemap lists (a draft's save is not news).
                 if deleted or section.site_queryset(None).filter(pk=pk).exists():
                     enqueue([url])
+            except quiet.CacheDown:
+                # The breaker logged the cache's failure; no traceback per save.
+                logger.warning("IndexNow: %s not queued: the sitemap cache is down", url)
             except Exception:
                 logger.exception("IndexNow: could not queue %s", url)
 
@@ -344,8 +344,8 @@ def submit_pending(
         result.skipped_until = float(retry_at)
         result.remaining = _queued(cache)
         return result
-    token = uuid.uuid4().hex
-    if not cache.add(f"{PREFIX}:lock", token, timeout=LOCK_TTL):
+    lock = locks.Lock(cache.cache, f"{PREFIX}:lock", LOCK_TTL)
+    if not lock.take_now():
         logger.info("IndexNow: another run is submitting.")
         result.busy = True
         result.remaining = _queued(cache)
@@ -379,8 +379,7 @@ def submit_pending(
             tail = _bounds(cache)[1]
         cache.delete(f"{PREFIX}:retry_at")
     finally:
-        if cache.get(f"{PREFIX}:lock") == token:
-            cache.delete(f"{PREFIX}:lock")
+        lock.release_now()
     return result
 
 

@@ -12,12 +12,11 @@ every layout would render the whole section again. docs/pagination.md.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
-import logging
 import re
 import sys
-import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from enum import Enum
@@ -29,7 +28,7 @@ from django.db import models
 from django.utils import translation
 from django.utils.functional import Promise
 
-from django_sitemaps_plus import blocks, pagination, render
+from django_sitemaps_plus import blocks, locks, pagination, quiet, render
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.reads import BATCH_ROWS
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
     from django_sitemaps_plus.location import SiteContext
     from django_sitemaps_plus.sections import ModelSection, Section
 
-logger = logging.getLogger("django_sitemaps_plus")
 
 #: (key, URLs, bytes, lastmod text) of one measured row.
 Measured = tuple[int, int, int, "str | None"]
@@ -70,26 +68,21 @@ def remembered(
     cache: BaseCache | None = None
     stamp: str | None = None
     try:
-        cache = sitemap_cache.get_cache()
+        cache = quiet.get_cache()
         wanted = [key, *(sitemap_cache.version_keys([section]) if versioned else [])]
-        found = cache.get_many(wanted)
+        found = quiet.call(cache, "get_many", wanted)
         if versioned:
             # Read before the layout is computed: a save during it leaves
             # the layout kept with an older stamp, so it is not taken as current.
             stamp = sitemap_cache.version_stamp(cache, [section], found)
         held = None if refresh else found.get(key)
-    except Exception:
-        cache, held = None, None
-        logger.warning("Sitemap cache unavailable; laying files out anew", exc_info=True)
+    except quiet.CacheDown:
+        cache, held = None, None  # laid out anew
     if isinstance(held, tuple) and len(held) == 2:
         spans, kept_stamp = held
         return cast("list[pagination.Span]", spans), stamp is not None and kept_stamp == stamp
     spans = section._compute_layout(site)
-    if cache is not None:
-        try:
-            cache.set(key, (spans, stamp), timeout=pagination.PIECES_TIMEOUT)
-        except Exception:
-            logger.warning("Sitemap cache: could not keep the layout", exc_info=True)
+    quiet.quietly(None, cache, "set", key, (spans, stamp), timeout=pagination.PIECES_TIMEOUT)
     return spans, True
 
 
@@ -120,12 +113,10 @@ def forget_sizes(section: Section, site: SiteContext) -> None:
     with no save signal and no lastmod change): drop the kept layout and
     every measured block of the section, so the next request measures
     it anew."""
-    try:
-        cache = sitemap_cache.get_cache()
-        cache.delete(pagination.fingerprint_key("layout", signature(section, site)))
-        cache.set(_generation_key(section), uuid.uuid4().hex, timeout=None)
-    except Exception:
-        logger.warning("Sitemap cache: could not forget measured sizes", exc_info=True)
+    with contextlib.suppress(quiet.CacheDown):
+        cache = quiet.get_cache()
+        quiet.call(cache, "delete", pagination.fingerprint_key("layout", signature(section, site)))
+        quiet.call(cache, "set", _generation_key(section), uuid.uuid4().hex, timeout=None)
 
 
 def _generation_key(section: Section) -> str:
@@ -280,15 +271,14 @@ def measured_units(
     cache: BaseCache | None = None
     shelves: dict[str, Shelf] = {}
     try:
-        cache = sitemap_cache.get_cache()
+        cache = quiet.get_cache()
         # Bumped by ``forget_sizes``: every block is measured again.
-        generation = cache.get(_generation_key(section))
+        generation = quiet.call(cache, "get", _generation_key(section))
         keys = _shelf_keys(stamp, generation, width, figures)
-        shelves = cache.get_many(sorted(set(keys.values())))
-    except Exception:
-        cache = None
+        shelves = quiet.call(cache, "get_many", sorted(set(keys.values())))
+    except quiet.CacheDown:
+        cache = None  # every block is measured
         keys = _shelf_keys(stamp, None, width, figures)
-        logger.warning("Sitemap cache unavailable; measuring every block", exc_info=True)
     prints = {block: _fingerprint(f) for block, f in figures.items()}
     ordered = sorted(figures)
     known = _known_pieces(shelves, keys, prints)
@@ -310,7 +300,7 @@ def measured_units(
             _store_shelves(cache, keys, prints, known, {keys[b] for b in missing})
     finally:
         if lock is not None:
-            _release(cache, *lock)
+            lock.release_now()
     return [unit for block in ordered for unit in known.get(block, [])]
 
 
@@ -355,10 +345,7 @@ def _store_shelves(
     for block, key in keys.items():
         if key in shelves and block in known:
             shelves[key][block] = (prints[block], known[block])
-    try:
-        cache.set_many(shelves, timeout=pagination.PIECES_TIMEOUT)
-    except Exception:
-        logger.warning("Sitemap cache: could not store measured blocks", exc_info=True)
+    quiet.quietly(None, cache, "set_many", shelves, timeout=pagination.PIECES_TIMEOUT)
 
 
 def measuring_lock_key(stamp: str) -> str:
@@ -368,38 +355,24 @@ def measuring_lock_key(stamp: str) -> str:
 
 def _measuring_lock(
     cache: BaseCache, stamp: str, wanted: list[str]
-) -> tuple[tuple[str, str] | None, dict[str, Any]]:
+) -> tuple[locks.Lock | None, dict[str, Any]]:
     """One process measures a section's missing blocks at a time.
 
-    The first takes the lock (``cache.add``, expiring after
-    ``CACHE_LOCK_TIMEOUT``) and gets ``(lock, {})``. The others wait up to
-    ``CACHE_LOCK_WAIT`` for it to finish, then read the ``wanted`` shelves it
-    stored (``(None, shelves)``), so twenty crawler requests after a deploy
-    measure the section once; a holder that dies or takes too long is
-    measured past, never waited on for ever.
+    The first takes the lock (expiring after ``CACHE_LOCK_TIMEOUT``) and
+    gets ``(lock, {})``. The others wait up to ``CACHE_LOCK_WAIT`` for it to
+    be released, then read the ``wanted`` shelves it stored (``(None,
+    shelves)``), so twenty crawler requests after a deploy measure the
+    section once; a holder that dies or takes too long is measured past,
+    never waited on for ever.
     """
-    lock_key = measuring_lock_key(stamp)
-    token = uuid.uuid4().hex
+    lock = locks.Lock(cache, measuring_lock_key(stamp), conf.CACHE_LOCK_TIMEOUT)
     try:
-        if cache.add(lock_key, token, timeout=conf.CACHE_LOCK_TIMEOUT):
-            return (lock_key, token), {}
-        for delay in sitemap_cache._poll_delays():
-            time.sleep(delay)
-            if cache.get(lock_key) is None:
-                break
-        return None, cache.get_many(wanted)
-    except Exception:
-        logger.warning("Sitemap cache: no measuring lock", exc_info=True)
+        if lock.take_now():
+            return lock, {}
+        lock.wait_now(locks.nothing)
+        return None, quiet.call(cache, "get_many", wanted)
+    except quiet.CacheDown:
         return None, {}
-
-
-def _release(cache: BaseCache | None, key: str, token: str) -> None:
-    """Free a lock this process holds (not one that expired and was retaken)."""
-    try:
-        if cache is not None and cache.get(key) == token:
-            cache.delete(key)
-    except Exception:
-        logger.warning("Sitemap cache: could not release %s", key, exc_info=True)
 
 
 def _measured_rows(

@@ -196,12 +196,12 @@ def _site_cache_key(key: str) -> str:
 def _remember_site(key: str, site: Any) -> None:
     if not conf.CACHE:
         return
-    from django_sitemaps_plus.cache import get_cache
+    from django_sitemaps_plus import quiet
 
     value = (site.pk, site.domain, site.name)
     try:
-        get_cache().set(_site_cache_key(key), value, timeout=None)
-    except Exception:
+        quiet.call(quiet.get_cache(), "set", _site_cache_key(key), value, timeout=None)
+    except quiet.CacheDown:
         return  # the cache is down too: nothing to remember it in
     _remembered_sites[key] = value
 
@@ -209,12 +209,9 @@ def _remember_site(key: str, site: Any) -> None:
 def _remembered_site(key: str) -> tuple[Any, str, str] | None:
     if not conf.CACHE:
         return None
-    from django_sitemaps_plus.cache import get_cache
+    from django_sitemaps_plus import quiet
 
-    try:
-        value = get_cache().get(_site_cache_key(key))
-    except Exception:
-        return None
+    value = quiet.quietly(None, quiet.available(), "get", _site_cache_key(key))
     if isinstance(value, (list, tuple)) and len(value) == 3:
         return (value[0], str(value[1]), str(value[2]))
     return None

@@ -245,6 +245,10 @@ def on_setting_changed(setting: str, **kwargs: Any) -> None:
     # override_settings in tests: files rendered under other settings are stale.
     global _deps_cache
     _deps_cache = None
+    if setting in ("CACHES", "SITEMAPS_PLUS"):
+        from django_sitemaps_plus import quiet
+
+        quiet.reset()  # another cache, or another breaker window
     if setting != "CACHES" and conf.CACHE:
         from django_sitemaps_plus.cache import invalidate
 

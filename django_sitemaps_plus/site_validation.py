@@ -83,9 +83,10 @@ class Run:
 
 
 def _cache() -> Any:
-    from django_sitemaps_plus.cache import get_cache
+    """The sitemap cache, each call through the breaker (``quiet``)."""
+    from django_sitemaps_plus import quiet
 
-    return get_cache()
+    return quiet.Guarded(quiet.get_cache())
 
 
 def _save(run: Run) -> None:

@@ -163,3 +163,13 @@ def browser():
         yield chrome
     finally:
         chrome.quit()
+
+
+@pytest.fixture(autouse=True)
+def _breaker_closed() -> Iterator[None]:
+    """Each test starts with the cache's breaker closed: a test that made the
+    cache fail does not keep the next one from it."""
+    from django_sitemaps_plus import quiet
+
+    quiet.reset()
+    yield

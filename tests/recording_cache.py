@@ -15,6 +15,7 @@ from typing import Any
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.locmem import LocMemCache
+from django.core.cache.backends.redis import RedisCache
 
 calls: list[str] = []
 
@@ -95,3 +96,30 @@ class GatedLocMemCache(LocMemCache):
         if gate.locked:
             await gate.pass_through("aget")
         return found
+
+
+#: (method, "ok" or "failed") of each call of a ``CountingRedisCache``.
+redis_calls: list[tuple[str, str]] = []
+
+
+def _counted(name: str) -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            result = getattr(RedisCache, name)(self, *args, **kwargs)
+        except Exception:
+            redis_calls.append((name, "failed"))
+            raise
+        redis_calls.append((name, "ok"))
+        return result
+
+    method.__name__ = name
+    return method
+
+
+class CountingRedisCache(RedisCache):
+    """Django's ``RedisCache`` against a real server, recording in
+    ``redis_calls`` each call the package makes and whether it failed."""
+
+
+for _name in ("add", "get", "set", "touch", "delete", "get_many", "set_many", "incr"):
+    setattr(CountingRedisCache, _name, _counted(_name))

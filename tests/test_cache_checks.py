@@ -46,6 +46,9 @@ def test_e011_unknown_cache_alias_with_the_cache_off_and_measured_sections(setti
         {"CACHE_TIMEOUT": "3600"},
         {"CACHE_LOCK_TIMEOUT": None},
         {"CACHE_LOCK_WAIT": -1},
+        {"CACHE_BREAKER_SECONDS": -1},
+        {"CACHE_BREAKER_SECONDS": None},
+        {"CACHE_BREAKER_SECONDS": "5"},
         {"INDEXNOW_TIMEOUT": 0},
         {"INDEXNOW_MAX_ATTEMPTS": 0},
     ],
@@ -58,6 +61,11 @@ def test_e012_bad_numbers(settings, override):
 def test_e018_cache_control_not_a_string(settings):
     settings.SITEMAPS_PLUS = {**BASE, "CACHE_CONTROL": 300}
     assert ids(check_serving_settings()) == ["sitemaps_plus.E018"]
+
+
+def test_e012_accepts_a_breaker_of_zero_seconds(settings):
+    settings.SITEMAPS_PLUS = {**BASE, "CACHE_BREAKER_SECONDS": 0}
+    assert check_serving_settings() == []
 
 
 def test_e012_accepts_no_maximum_age(settings):

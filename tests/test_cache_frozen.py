@@ -1,7 +1,12 @@
-"""A cache server that stops answering: requests take the cache-down path
-within the socket timeout (W005 asks for one), instead of waiting for it.
+"""A cache server that stops answering or dies: a request fails one cache
+call at most (after the socket timeout W005 asks for), then the process
+leaves the cache alone for CACHE_BREAKER_SECONDS and renders each file one
+request at a time; once the server is back, the cache is used again.
 
-Runs a real redis-server on a free port and freezes it with SIGSTOP.
+Runs a real redis-server of its own on a free port, and freezes it
+(SIGSTOP), resumes it (SIGCONT) or kills it; the shared one is never touched.
+Failed calls are counted by the backend (``CountingRedisCache``), never by
+the clock.
 """
 
 from __future__ import annotations
@@ -11,15 +16,20 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from django.core.checks import run_checks
 from django.test import override_settings
 
-from django_sitemaps_plus import register
+from django_sitemaps_plus import locks, quiet, register
 from django_sitemaps_plus.checks import check_cache_timeouts
+from django_sitemaps_plus.sections import Section
+from tests.recording_cache import redis_calls
+from tests.test_asgi import asgi_get
 from tests.testapp.models import Article
 from tests.utils import articles, fetch, locs
 
@@ -34,62 +44,64 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+#: No persistence: the server's data lives as long as its process.
+_EPHEMERAL = ("--save", "", "--appendonly", "no")
+
+
+class PrivateRedis:
+    """A redis-server of this test's own, on a free port: frozen, resumed,
+    killed and started again without touching any other server."""
+
+    def __init__(self, binary: str) -> None:
+        self.binary = binary
+        self.port = _free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", *_EPHEMERAL],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def signal(self, number: int) -> None:
+        assert self.process is not None
+        self.process.send_signal(number)
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+
 @pytest.fixture
-def redis_server() -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+def private_redis() -> Iterator[PrivateRedis]:
     binary = shutil.which("redis-server")
     if binary is None:
         if os.environ.get("CI"):
             pytest.fail("redis-server is not installed (CI installs it)")
         pytest.skip("redis-server is not installed")
-    port = _free_port()
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = PrivateRedis(binary)
+    server.start()
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-        yield process, port
+        yield server
     finally:
-        process.send_signal(signal.SIGCONT)
-        process.terminate()
-        process.wait(timeout=10)
-
-
-def _sitemap_cache(port: int, **options: float) -> dict[str, object]:
-    return {"BACKEND": REDIS, "LOCATION": f"redis://127.0.0.1:{port}/0", "OPTIONS": options}
-
-
-def test_a_frozen_cache_costs_a_request_its_timeout_only(settings, registry, redis_server):
-    process, port = redis_server
-    settings.CACHES = {
-        **settings.CACHES,
-        "sitemaps": _sitemap_cache(port, socket_timeout=0.5, socket_connect_timeout=0.5),
-    }
-    settings.SITEMAPS_PLUS = {
-        "BASE_URL": "https://example.com",
-        "CACHE": True,
-        "CACHE_ALIAS": "sitemaps",
-    }
-    register(Article)
-    articles(3)
-    assert len(locs(fetch("/sitemap-articles-1.xml")[1])) == 3  # warm
-    process.send_signal(signal.SIGSTOP)
-    started = time.monotonic()
-    response, body = fetch("/sitemap-articles-1.xml")
-    elapsed = time.monotonic() - started
-    assert response.status_code == 200
-    assert len(locs(body)) == 3
-    # Retries included, a few timeouts at most: far from "forever".
-    assert elapsed < 5, elapsed
+        server.stop()
 
 
 @pytest.mark.parametrize(
@@ -126,3 +138,218 @@ def test_w005_quiet_with_timeouts_or_without_the_cache(settings):
     settings.CACHES["default"]["OPTIONS"] = {}
     settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": False}
     assert not [m for m in run_checks(include_deployment_checks=True) if m.id.endswith("W005")]
+
+
+# A cache that stops answering, or dies: one failed call, then the breaker --------
+
+WARM, COLD = "/sitemap-articles-1.xml", "/sitemap.xml"
+
+
+def _serve_from_counted_redis(settings: Any, port: int, breaker: float) -> None:
+    settings.CACHES = {
+        **settings.CACHES,
+        "sitemaps": {
+            "BACKEND": "tests.recording_cache.CountingRedisCache",
+            "LOCATION": f"redis://127.0.0.1:{port}/0",
+            "OPTIONS": {"socket_timeout": 0.3, "socket_connect_timeout": 0.3},
+        },
+    }
+    settings.SITEMAPS_PLUS = {
+        "BASE_URL": "https://example.com",
+        "CACHE": True,
+        "CACHE_ALIAS": "sitemaps",
+        "CACHE_BREAKER_SECONDS": breaker,
+    }
+
+
+def _assert_correct(path: str, get: Callable[[str], tuple[Any, bytes]] = fetch) -> Any:
+    """GET ``path``: a 200 with the right body (the three articles, or the
+    index naming their file); the response."""
+    response, body = get(path)
+    assert response.status_code == 200
+    if path == WARM:
+        assert locs(body) == [f"https://example.com/articles/article-{i}/" for i in range(3)]
+    else:
+        assert locs(body) == ["https://example.com/sitemap-articles-1.xml"]
+    return response
+
+
+def _logged(caplog: Any, message: str) -> int:
+    return sum(1 for record in caplog.records if record.getMessage() == message)
+
+
+def _reads_only(calls: list[tuple[str, str]]) -> bool:
+    """Whether ``calls`` are reads that all succeeded (a warm file's hit)."""
+    return bool(calls) and set(calls) <= {("get_many", "ok"), ("get", "ok")}
+
+
+def _past_the_breaker_window(seconds: float) -> None:
+    time.sleep(seconds + 0.2)  # a pause, not a measure: nothing asserts time
+
+
+@pytest.mark.slow
+@pytest.mark.cache
+@pytest.mark.parametrize("first", [WARM, COLD], ids=["warm-first", "cold-first"])
+def test_a_frozen_cache_costs_one_failed_call_then_is_left_alone_until_it_answers(
+    settings, registry, private_redis, caplog, first
+):
+    _serve_from_counted_redis(settings, private_redis.port, breaker=2)
+    register(Article)
+    articles(3)
+    _assert_correct(WARM)  # warm; the index stays cold
+    redis_calls.clear()
+    private_redis.signal(signal.SIGSTOP)
+
+    # The first request's first call times out; the request goes on without the cache.
+    _assert_correct(first)
+    [(_, outcome)] = redis_calls
+    assert outcome == "failed"
+    redis_calls.clear()
+    # Within the breaker's window: the other file, and both again, ask the cache nothing.
+    for path in [COLD if first == WARM else WARM, WARM, COLD]:
+        _assert_correct(path)
+    assert redis_calls == []
+    assert _logged(caplog, quiet.DOWN_MESSAGE) == 1
+
+    private_redis.signal(signal.SIGCONT)
+    _past_the_breaker_window(2)
+    _assert_correct(WARM)
+    assert _reads_only(redis_calls)  # a hit: the file came from the cache again
+    assert _logged(caplog, quiet.BACK_MESSAGE) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.cache
+@pytest.mark.parametrize("handler", ["wsgi", "asgi"])
+def test_a_killed_cache_costs_one_failed_call_and_is_used_again_once_it_is_back(
+    settings, registry, private_redis, caplog, handler
+):
+    get = fetch if handler == "wsgi" else asgi_get
+    _serve_from_counted_redis(settings, private_redis.port, breaker=1)
+    register(Article)
+    articles(3)
+    _assert_correct(WARM, get)
+    redis_calls.clear()
+    private_redis.kill()
+
+    _assert_correct(WARM, get)
+    [(_, outcome)] = redis_calls
+    assert outcome == "failed"
+    redis_calls.clear()
+    for path in [COLD, WARM, COLD]:
+        _assert_correct(path, get)
+    assert redis_calls == []
+
+    # The window has passed, the server is still dead: one call tries, fails,
+    # and the next window begins.
+    _past_the_breaker_window(1)
+    _assert_correct(COLD, get)
+    _assert_correct(WARM, get)
+    [(_, outcome)] = redis_calls
+    assert outcome == "failed"
+    redis_calls.clear()
+
+    private_redis.start()  # a new, empty server on the same port
+    _past_the_breaker_window(1)
+    stored = _assert_correct(WARM, get)  # the new server is empty: rendered into it
+    assert ("set", "ok") in redis_calls
+    assert {outcome for _, outcome in redis_calls} == {"ok"}
+    redis_calls.clear()
+    assert _assert_correct(WARM, get)["ETag"] == stored["ETag"]
+    assert _reads_only(redis_calls)  # a hit: the file came from the cache
+    assert _logged(caplog, quiet.DOWN_MESSAGE) == 1
+    assert _logged(caplog, quiet.BACK_MESSAGE) == 1
+
+
+@pytest.mark.cache
+def test_a_breaker_of_zero_seconds_asks_the_cache_on_every_call(
+    settings, registry, private_redis, caplog
+):
+    _serve_from_counted_redis(settings, private_redis.port, breaker=0)
+    register(Article)
+    articles(3)
+    _assert_correct(WARM)
+    private_redis.kill()
+    for _ in range(2):
+        redis_calls.clear()
+        _assert_correct(WARM)
+        assert ("get_many", "failed") in redis_calls
+    assert _logged(caplog, quiet.DOWN_MESSAGE) == 1  # still logged once
+
+
+class TrackedSection(Section):
+    """A section without a model that counts its renders running at once."""
+
+    name = "tracked"
+    requests = 4
+    arriving = 0
+    active = 0
+    most = 0
+    renders = 0
+    guard = threading.Lock()
+
+    def items(self) -> list[str]:
+        return ["home", "about"]
+
+    def location(self, item: str) -> str:
+        return f"/{item}/"
+
+    def page_entries(self, number: int, site: Any, info: Any = None) -> Iterator[Any]:
+        cls = type(self)
+        with cls.guard:
+            cls.active += 1
+            cls.most = max(cls.most, cls.active)
+            cls.renders += 1
+            first = cls.renders == 1
+        try:
+            # The first render goes on once the ``arriving`` requests have
+            # come to the file's local lock (waiting, or rendering beside it
+            # without one).
+            deadline = time.monotonic() + 5
+            while first and _lock_users() < cls.arriving and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.05)
+            yield from super().page_entries(number, site, info)
+        finally:
+            with cls.guard:
+                cls.active -= 1
+
+
+def _lock_users() -> int:
+    return sum(users for _, users in locks._local.values())
+
+
+@pytest.mark.cache
+@pytest.mark.django_db(transaction=True)
+def test_while_the_cache_is_down_a_process_renders_a_file_once_at_a_time(
+    settings, registry, private_redis
+):
+    _serve_from_counted_redis(settings, private_redis.port, breaker=60)
+    register(TrackedSection)
+    private_redis.kill()
+    assert fetch("/sitemap-tracked-1.xml")[0].status_code == 200  # opens the breaker
+    TrackedSection.active = TrackedSection.most = TrackedSection.renders = 0
+    TrackedSection.arriving = TrackedSection.requests
+    redis_calls.clear()
+    bodies: list[bytes] = []
+    barrier = threading.Barrier(TrackedSection.requests)
+
+    def get() -> None:
+        barrier.wait()
+        response, body = fetch("/sitemap-tracked-1.xml")
+        assert response.status_code == 200
+        bodies.append(body)
+
+    threads = [threading.Thread(target=get) for _ in range(TrackedSection.requests)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert len(bodies) == TrackedSection.requests
+    assert {tuple(locs(body)) for body in bodies} == {
+        ("https://example.com/home/", "https://example.com/about/")
+    }
+    assert TrackedSection.renders == TrackedSection.requests
+    assert TrackedSection.most == 1  # one at a time, never side by side
+    assert redis_calls == []
+    assert locks._local == {}  # every request freed the lock

@@ -283,6 +283,37 @@ class TestSubmitting:
         result = indexnow.submit_pending(max_attempts=1, sleep=no_sleep)
         assert not result.ok and result.remaining == 1
 
+    @pytest.mark.cache
+    def test_a_cache_that_is_down_never_breaks_a_save_nor_logs_a_traceback_per_save(
+        self, configured, django_capture_on_commit_callbacks, caplog
+    ):
+        pytest.importorskip("redis")
+        from django_sitemaps_plus import quiet
+        from tests.recording_cache import redis_calls
+
+        configured.CACHES = {
+            **configured.CACHES,
+            "down": {
+                "BACKEND": "tests.recording_cache.CountingRedisCache",
+                "LOCATION": "redis://127.0.0.1:9/0",  # nothing listens there
+            },
+        }
+        configured.SITEMAPS_PLUS = {**configured.SITEMAPS_PLUS, "CACHE_ALIAS": "down"}
+        register(Article)(PublishedSection)
+        # The settings' change already met the dead cache (its invalidation).
+        quiet.reset()
+        caplog.clear()
+        redis_calls.clear()
+        for slug in ("one", "two"):
+            with django_capture_on_commit_callbacks(execute=True):
+                Article.objects.create(title=slug, slug=slug, is_published=True)
+        # The first save's first call failed; the second save asked nothing.
+        assert [outcome for _, outcome in redis_calls] == ["failed"]
+        assert caplog.text.count(quiet.DOWN_MESSAGE) == 1
+        assert caplog.text.count("not queued: the sitemap cache is down") == 2
+        with_traceback = [r.getMessage() for r in caplog.records if r.exc_info]
+        assert with_traceback == [quiet.DOWN_MESSAGE]
+
     def test_rejected_batch_is_dropped_and_logged(self, configured, endpoint, caplog):
         endpoint.statuses = [422]
         indexnow.enqueue(["https://example.com/not-mine"])

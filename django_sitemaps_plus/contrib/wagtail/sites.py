@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from django.apps import apps
@@ -11,8 +10,6 @@ from django.db import models
 from django.http import Http404, HttpRequest
 
 from django_sitemaps_plus.location import SiteContext, ascii_origin, base_url_setting
-
-logger = logging.getLogger("django_sitemaps_plus")
 
 
 def page_model() -> type[models.Model]:
@@ -49,7 +46,7 @@ def find_site(request: HttpRequest) -> Any:
     from django.http.request import split_domain_port
     from wagtail.models import Site
 
-    from django_sitemaps_plus import cache as sitemap_cache
+    from django_sitemaps_plus import quiet
     from django_sitemaps_plus.conf import conf
 
     if not conf.CACHE:
@@ -57,10 +54,10 @@ def find_site(request: HttpRequest) -> Any:
     # The raw host, as Wagtail reads it (no ALLOWED_HOSTS check here).
     raw_host: str = request._get_raw_host()  # type: ignore[attr-defined]
     key = f"{split_domain_port(raw_host)[0]}:{request.get_port()}"
-    try:
-        known = sitemap_cache.get_cache().get(HOSTS_CACHE_KEY)
-    except Exception:
-        logger.warning("Sitemap cache: could not read the Wagtail hosts", exc_info=True)
+    cache = quiet.available()
+    unread = object()
+    known = quiet.quietly(unread, cache, "get", HOSTS_CACHE_KEY)
+    if known is unread:
         return Site.find_for_request(request)
     if isinstance(known, dict) and key in known:
         fields = known[key]
@@ -74,21 +71,15 @@ def find_site(request: HttpRequest) -> Any:
     table[key] = (
         {f.attname: getattr(site, f.attname) for f in Site._meta.concrete_fields} if site else {}
     )
-    try:
-        sitemap_cache.get_cache().set(HOSTS_CACHE_KEY, table, timeout=conf.CACHE_TIMEOUT)
-    except Exception:
-        logger.warning("Sitemap cache: could not store the Wagtail hosts", exc_info=True)
+    quiet.quietly(None, cache, "set", HOSTS_CACHE_KEY, table, timeout=conf.CACHE_TIMEOUT)
     return site
 
 
 def forget_hosts() -> None:
     """Drop the remembered host -> Site answers (a Site was saved or deleted)."""
-    from django_sitemaps_plus import cache as sitemap_cache
+    from django_sitemaps_plus import quiet
 
-    try:
-        sitemap_cache.get_cache().delete(HOSTS_CACHE_KEY)
-    except Exception:
-        logger.warning("Sitemap cache: could not forget the Wagtail hosts", exc_info=True)
+    quiet.quietly(None, quiet.available(), "delete", HOSTS_CACHE_KEY)
 
 
 def wagtail_site_context(request: HttpRequest | None = None) -> SiteContext:

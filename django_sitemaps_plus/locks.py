@@ -1,0 +1,167 @@
+"""The one lock of the package: a key in the sitemap cache, held by a token.
+
+Used for a cold file's render (``cache``), a section's measuring
+(``layout``), a build to a storage that is not a file system (``build``) and
+an IndexNow submission run (``indexnow``). ``take`` is ``cache.add`` (one
+process wins; the key expires after ``timeout`` seconds, so a holder that
+dies frees it), ``release`` deletes the key only while it still holds this
+lock's token (never one that expired and was taken again), ``renew`` pushes
+the expiry back, ``wait`` polls until the holder is gone or has left what the
+waiter wants, up to ``CACHE_LOCK_WAIT``.
+
+Each is a control flow (it yields the cache calls and pauses it needs), so
+the render runs it under WSGI and ASGI alike (``cache.run``, ``cache.arun``);
+the ``*_now`` methods run it synchronously. Every call goes through the
+breaker (``quiet``): while the cache is down, no lock is taken in it, and
+``local`` serialises a process's renders of one file instead.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Generator, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from django_sitemaps_plus import quiet
+from django_sitemaps_plus.conf import conf
+
+if TYPE_CHECKING:
+    from django.core.cache import BaseCache
+
+T = TypeVar("T")
+
+#: A control flow returning ``T``: yields operations, is sent their results.
+Flow = Generator[Any, Any, T]
+
+#: Pauses between two polls of a waiter (the last one repeats).
+POLL_SECONDS = (0.02, 0.05, 0.1, 0.2)
+
+
+def poll_delays() -> Iterator[float]:
+    """The pauses between polls for a lock's holder, up to ``CACHE_LOCK_WAIT``."""
+    deadline = time.monotonic() + conf.CACHE_LOCK_WAIT
+    attempt = 0
+    while time.monotonic() < deadline:
+        yield POLL_SECONDS[min(attempt, len(POLL_SECONDS) - 1)]
+        attempt += 1
+
+
+class Lock:
+    """The lock ``key`` of ``cache``, as one holder (its own token) sees it."""
+
+    def __init__(self, cache: BaseCache, key: str, timeout: int) -> None:
+        self.cache = cache
+        self.key = key
+        self.timeout = timeout
+        self.token = uuid.uuid4().hex
+
+    def take(self) -> Flow[bool]:
+        """Whether this holder took the lock (raises ``quiet.CacheDown``)."""
+        taken = yield quiet.op(self.cache, "add", self.key, self.token, timeout=self.timeout)
+        return bool(taken)
+
+    def held(self) -> Flow[bool]:
+        """Whether anyone holds the lock (raises ``quiet.CacheDown``)."""
+        return (yield quiet.op(self.cache, "get", self.key)) is not None
+
+    def release(self) -> Flow[None]:
+        """Free the lock if this holder still holds it; a cache that is down
+        frees it by its expiry."""
+        try:
+            if (yield quiet.op(self.cache, "get", self.key)) == self.token:
+                yield quiet.op(self.cache, "delete", self.key)
+        except quiet.CacheDown:
+            pass
+
+    def renew(self) -> Flow[None]:
+        """Expire ``timeout`` seconds from now (raises ``quiet.CacheDown``)."""
+        yield quiet.op(self.cache, "touch", self.key, self.timeout)
+
+    def wait(
+        self, ready: Callable[[], Flow[T | None]], delays: Iterator[float] | None = None
+    ) -> Flow[T | None]:
+        """Poll, between ``delays`` (``poll_delays()``), until ``ready()``
+        returns something or the lock is free; None when the holder gave up
+        (or died and its lock expired), when the wait ran out, or when the
+        cache failed. The lock is read before ``ready()``: a holder leaves
+        what it made before it releases, so a lock found free and nothing
+        ready means it gave up (read the other way round, a holder finishing
+        between the two reads would look like one that died)."""
+        for delay in poll_delays() if delays is None else delays:
+            yield quiet.Sleep(delay)
+            try:
+                held = yield from self.held()
+                found = yield from ready()
+            except quiet.CacheDown:
+                return None
+            if found is not None or not held:
+                return found
+        return None
+
+    def take_now(self) -> bool:
+        return _run(self.take())
+
+    def release_now(self) -> None:
+        _run(self.release())
+
+    def renew_now(self) -> None:
+        _run(self.renew())
+
+    def wait_now(self, ready: Callable[[], Flow[T | None]]) -> T | None:
+        return _run(self.wait(ready))
+
+
+def nothing() -> Flow[None]:
+    """A ``ready`` for ``Lock.wait`` that waits for the lock's release alone."""
+    return None
+    yield
+
+
+def _run(flow: Flow[T]) -> T:
+    from django_sitemaps_plus.cache import run
+
+    return run(flow)
+
+
+# While the cache is down ----------------------------------------------------------
+
+_local_guard = threading.Lock()
+#: Per key: its lock and how many requests hold or wait for it.
+_local: dict[str, tuple[threading.Lock, int]] = {}
+
+
+class LocalLock:
+    """A process-local lock per ``key``: while the cache is down, a file is
+    rendered by one request of the process at a time, so a dead shared cache
+    cannot turn a crawler's burst into as many renders on the database. A
+    waiter gives up after ``CACHE_LOCK_WAIT`` seconds and renders anyway."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.held = False
+        self.done = False
+        with _local_guard:
+            lock, users = _local.get(key, (threading.Lock(), 0))
+            _local[key] = (lock, users + 1)
+        self.lock = lock
+
+    def take(self) -> bool:
+        self.held = self.lock.acquire(timeout=conf.CACHE_LOCK_WAIT)
+        return self.held
+
+    def release(self) -> None:
+        """Free the lock (once, whether it was taken or waited out)."""
+        with _local_guard:
+            if self.done:
+                return
+            self.done = True
+            if self.held:
+                self.held = False
+                self.lock.release()
+            lock, users = _local[self.key]
+            if users <= 1:
+                del _local[self.key]
+            else:
+                _local[self.key] = (lock, users - 1)
