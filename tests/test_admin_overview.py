@@ -243,6 +243,79 @@ def test_a_file_as_an_html_table(admin_site, monkeypatch):
     assert client.get(f"{OVERVIEW}file/nope/1/").status_code == 404
 
 
+# Odd arguments: never a 500 --------------------------------------------------------
+
+#: The overview's model has no table: its object views redirect to the overview.
+OBJECT_URLS = ["add/", "1/", "1/change/", "1/delete/", "1/history/", "x/change/", "0/", "a/b/c/"]
+#: A file view whose section is not a slug or whose page is not 1 to 999,999,999
+#: (the converters of the files' own URLs refuse them), or a malformed run id.
+ODD_ARGUMENTS = [
+    "file/articles/0/",
+    "file/articles/-1/",
+    "file/articles/01/",
+    "file/articles/1000000000/",
+    "file/articles/99999999999999999999/",
+    "file/Articles/1/",
+    "file/not%20a%20slug/1/",
+    "file/a.b/1/",
+    "file/%C3%A4/1/",
+    "file/articles/x/",
+    # A validation run's id is letters, digits, "-" and "_" (safe in a cache key).
+    "validate/%00/",
+    "validate/a%20b/",
+    f"validate/{'a' * 65}/",
+]
+
+
+@pytest.mark.parametrize("method", ["get", "post"])
+@pytest.mark.parametrize("url", OBJECT_URLS + ODD_ARGUMENTS)
+@pytest.mark.parametrize("superuser", [True, False])
+def test_odd_urls_redirect_to_the_overview(admin_site, url, method, superuser):
+    client = Client(raise_request_exception=False)
+    if superuser:
+        client.force_login(User.objects.create_superuser("root", "root@example.com", "pw"))
+    else:
+        client.force_login(_staff(permitted=True))
+    response = getattr(client, method)(OVERVIEW + url)
+    assert response.status_code == 302, response.content[:500]
+    assert response["Location"] == OVERVIEW
+    assert client.get(response["Location"]).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file/articles/999999999/",  # a page number the URL allows, no such file
+        "file/articles/4/",  # one past the last file
+        "file/nope/1/",  # a slug, no such section
+        "validate/unknown/",
+    ],
+)
+def test_files_and_runs_that_do_not_exist_are_404(admin_site, url):
+    client = Client(raise_request_exception=False)
+    client.force_login(_staff(permitted=True))
+    assert client.get(OVERVIEW + url).status_code == 404
+
+
+@pytest.mark.parametrize("page", ["0", "-1", "x", "99999999999999999999", "%00", ""])
+def test_odd_table_pages_show_a_page(admin_site, page):
+    client = Client(raise_request_exception=False)
+    client.force_login(_staff(permitted=True))
+    response = client.get(f"{OVERVIEW}file/articles/1/?p={page}")
+    assert response.status_code == 200
+    assert '<strong id="count">3</strong>' in response.content.decode()
+
+
+def test_odd_urls_need_the_login_and_the_permission(admin_site):
+    assert Client().get(OVERVIEW + "1/change/")["Location"].startswith("/admin/login/")
+    client = Client(raise_request_exception=False)
+    client.force_login(_staff(permitted=False))
+    # Redirected to the overview, which refuses them.
+    response = client.get(OVERVIEW + "1/delete/", follow=True)
+    assert response.status_code == 403
+    assert client.get(OVERVIEW + "file/articles/1/").status_code == 403
+
+
 def test_the_file_table_needs_the_permission(admin_site):
     client = Client()
     client.force_login(_staff(permitted=False))
