@@ -1,5 +1,6 @@
-"""Styled sitemaps: every XML file names the XSL stylesheet the app serves; a
-browser (a real headless Chromium) shows the index and a file as tables."""
+"""Styled sitemaps, opt-in: with ``STYLESHEET`` on, every XML file names the XSL
+stylesheet the app serves and a browser (a real headless Chromium) shows the
+index and a file as tables; by default no file names it."""
 
 from __future__ import annotations
 
@@ -24,14 +25,44 @@ pytestmark = pytest.mark.django_db
 INSTRUCTION = b'<?xml-stylesheet type="text/xsl" href="/sitemap.xsl"?>\n'
 
 
+#: The settings of the suite with the stylesheet turned on.
+STYLED = {"BASE_URL": "https://example.com", "CACHE": False, "STYLESHEET": True}
+
+
 @pytest.fixture
-def site_with_files(registry):
+def styled(settings):
+    settings.SITEMAPS_PLUS = STYLED
+
+
+@pytest.fixture
+def site_with_files(registry, styled):
     register(Article, lastmod_fields=["updated_at"], limit=3)
     for day, article in enumerate(articles(7), start=1):
         Article.objects.filter(pk=article.pk).update(updated_at=at(day))
 
 
 class TestInstruction:
+    @pytest.mark.parametrize("path", ["/sitemap.xml", "/sitemap-articles-1.xml"])
+    def test_off_by_default(self, registry, settings, path):
+        """Browsers are removing XSLT: no file names the stylesheet, and the
+        index carries no counts for it, unless the setting turns it on."""
+        settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com"}
+        register(Article, lastmod_fields=["updated_at"], limit=3)
+        articles(4, updated_at=at(1))
+        body = fetch(path)[1]
+        assert body.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n<')
+        assert b"xml-stylesheet" not in body and b"<!--" not in body
+        assert_schema_valid(body)
+
+    def test_off_by_default_in_built_files(self, registry, settings, tmp_path):
+        settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com"}
+        register(Article, lastmod_fields=["updated_at"])
+        articles(2, updated_at=at(1))
+        build(FileSystemStorage(location=str(tmp_path)))
+        assert b"xml-stylesheet" not in (tmp_path / "sitemap.xml").read_bytes()
+        assert b"xml-stylesheet" not in (tmp_path / "sitemap-articles-1.xml").read_bytes()
+        assert not (tmp_path / "sitemap.xsl").exists()
+
     @pytest.mark.parametrize("path", ["/sitemap.xml", "/sitemap-articles-1.xml"])
     def test_every_xml_file_names_the_stylesheet(self, site_with_files, path):
         _, body = fetch(path)
@@ -67,7 +98,7 @@ class TestStylesheet:
         assert response["Content-Type"] == "text/xsl; charset=utf-8"
         assert response.content.decode() == XSL
 
-    def test_tables_from_a_real_xslt_processor(self, registry):
+    def test_tables_from_a_real_xslt_processor(self, registry, styled):
         # lxml's libxslt is an XSLT 1.0 processor, as browsers have.
         transform = etree.XSLT(etree.fromstring(XSL.encode()))
         register(Article, lastmod_fields=["updated_at"], extensions=[Images(method="pics")])
@@ -134,7 +165,7 @@ def test_a_browser_shows_the_index_and_a_file_as_tables(
 ):
     from selenium.webdriver.common.by import By
 
-    settings.SITEMAPS_PLUS = {"BASE_URL": live_server.url, "CACHE": False}
+    settings.SITEMAPS_PLUS = {**STYLED, "BASE_URL": live_server.url}
     register(Article, lastmod_fields=["updated_at"], limit=3)
     articles(7, updated_at=at(3))
     browser.get(f"{live_server.url}/sitemap.xml")
@@ -170,7 +201,7 @@ def test_a_full_file_of_50000_urls_is_readable_in_a_browser(
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    settings.SITEMAPS_PLUS = {"BASE_URL": live_server.url, "CACHE": False}
+    settings.SITEMAPS_PLUS = {**STYLED, "BASE_URL": live_server.url}
     # Short locations: the byte budget admits the protocol's 50,000 per file.
     register(Article, lastmod_fields=["updated_at"], max_loc_length=200)
     articles(50_000, updated_at=at(3))
