@@ -159,21 +159,46 @@ class TestStylesheet:
 # A real browser ------------------------------------------------------------------
 
 
+#: Locations and how people read them: the stylesheet's script gives what
+#: ``html_sitemap.display_url`` gives (the admin, the HTML sitemap).
+IRI_CASES = [
+    "https://example.com/plain/",
+    "https://example.com/gr%C3%BC%C3%9Fe/%E2%82%AC?q=%C3%A4#%C3%B6",
+    "https://example.com/a%20b/%2F/%3F/%25/%7E/%41",  # reserved stay escaped, unreserved not
+    "https://example.com/broken/%C3/%FF/%E2%82/%80",  # not UTF-8: stays escaped
+    "https://example.com/emoji/%F0%9F%98%80/",
+    "https://xn--bcher-kva.example/b%C3%BCcher/",
+    "https://user@xn--bcher-kva.example:8443/",
+    "https://www.xn--mnchen-3ya.xn--tst-qla.example/",
+    "https://xn--fsqu00a.xn--3lr804guic/",  # CJK labels
+    "https://xn--invalid-.example/",  # no Punycode: stays
+    "http://localhost:8000/%D0%BF%D1%80%D0%B8%D0%B2%D0%B5%D1%82",
+]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_browser_shows_the_index_and_a_file_as_tables(
     live_server, settings, registry, browser, tmp_path
 ):
     from selenium.webdriver.common.by import By
 
-    settings.SITEMAPS_PLUS = {**STYLED, "BASE_URL": live_server.url}
+    from django_sitemaps_plus.html_sitemap import display_url
+
+    # An internationalised host (Chromium resolves *.localhost to this
+    # machine) and a non-ASCII path: shown decoded, linked as URIs.
+    port = live_server.url.rsplit(":", 1)[1]
+    base = f"http://xn--bcher-kva.localhost:{port}"
+    settings.SITEMAPS_PLUS = {**STYLED, "BASE_URL": base}
     register(Article, lastmod_fields=["updated_at"], limit=3)
     articles(7, updated_at=at(3))
+    Article.objects.filter(pk=1).update(slug="grüße-ü")
     browser.get(f"{live_server.url}/sitemap.xml")
     rows = browser.find_elements(By.CSS_SELECTOR, "table#sitemaps tbody tr")
     assert len(rows) == 3
     assert browser.find_element(By.ID, "count").text == "3"
     first_link = rows[0].find_element(By.TAG_NAME, "a")
-    assert first_link.get_attribute("href") == f"{live_server.url}/sitemap-articles-1.xml"
+    assert first_link.get_attribute("href") == f"{base}/sitemap-articles-1.xml"
+    assert first_link.text == f"http://bücher.localhost:{port}/sitemap-articles-1.xml"
     assert [row.find_element(By.CLASS_NAME, "urls").text for row in rows] == ["3", "3", "1"]
     # Screenshots for the docs: SCREENSHOT_DIR=docs/images when regenerating them.
     screenshots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
@@ -182,9 +207,16 @@ def test_a_browser_shows_the_index_and_a_file_as_tables(
     rows = browser.find_elements(By.CSS_SELECTOR, "table#urls tbody tr")
     assert len(rows) == 3
     cells = [cell.text for cell in rows[0].find_elements(By.TAG_NAME, "td")]
-    assert cells[1] == f"{live_server.url}/articles/article-0/"
+    assert cells[1] == f"http://bücher.localhost:{port}/articles/grüße-ü/"
     assert cells[2] == "2024-01-03"
+    link = rows[0].find_element(By.TAG_NAME, "a").get_attribute("href")
+    assert link == f"{base}/articles/gr%C3%BC%C3%9Fe-%C3%BC/"
+    second = rows[1].find_elements(By.TAG_NAME, "td")[1].text
+    assert second == f"http://bücher.localhost:{port}/articles/article-1/"
     browser.save_screenshot(str(screenshots / "styled-sitemap-file.png"))
+    # The script's decoding is the admin's, case by case.
+    shown = browser.execute_script("return arguments[0].map(sitemapIri);", IRI_CASES)
+    assert shown == [display_url(uri) for uri in IRI_CASES]
 
 
 @pytest.mark.slow
