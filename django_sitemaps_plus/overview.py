@@ -18,7 +18,7 @@ from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 from django.utils import dateformat, formats, timezone
 from django.utils.dateparse import parse_date, parse_datetime
-from django.utils.html import format_html
+from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from django_sitemaps_plus import names
@@ -233,28 +233,35 @@ def lastmod_plot(counts: LastmodCounts) -> str:
     tallest = max(count for _, count in bars) or 1
     step = PLOT_WIDTH / len(bars)
     width = max(step - 1, 1) if step > 2 else step
-    label = "%Y-%m-%d" if unit == "day" else "%Y-%m"
+    # ISO in the data attributes; for people the locale's format, as the
+    # overview's other dates (a month: YEAR_MONTH_FORMAT).
+    iso = "%Y-%m-%d" if unit == "day" else "%Y-%m"
+    shown = "DATE_FORMAT" if unit == "day" else "YEAR_MONTH_FORMAT"
+
+    def label(day: dt.date) -> str:
+        return escape(formats.date_format(day, shown))
+
     parts = [
         f'<svg class="lastmod-plot" xmlns="http://www.w3.org/2000/svg" '
         f'width="{PLOT_WIDTH}" height="{PLOT_HEIGHT + 14}" '
         f'viewBox="0 0 {PLOT_WIDTH} {PLOT_HEIGHT + 14}" role="img" '
-        f'aria-label="URLs by lastmod {unit}, {bars[0][0]:{label}} to {bars[-1][0]:{label}}">'
+        f'aria-label="URLs by lastmod {unit}, {label(bars[0][0])} to {label(bars[-1][0])}">'
     ]
     for position, (start, count) in enumerate(bars):
         height = PLOT_HEIGHT * count / tallest
         parts.append(
             f'<rect x="{position * step:.2f}" y="{PLOT_HEIGHT - height:.2f}" '
             f'width="{width:.2f}" height="{height:.2f}" fill="#417690" '
-            f'data-date="{start:{label}}" data-urls="{count}">'
-            f"<title>{start:{label}}: {count:,} URLs</title></rect>"
+            f'data-date="{start:{iso}}" data-urls="{count}">'
+            f"<title>{label(start)}: {count:,} URLs</title></rect>"
         )
     parts.append(
         f'<text x="0" y="{PLOT_HEIGHT + 12}" font-size="10" fill="#666">'
-        f"{bars[0][0]:{label}}</text>"
+        f"{label(bars[0][0])}</text>"
         f'<text x="{PLOT_WIDTH}" y="{PLOT_HEIGHT + 12}" font-size="10" fill="#666" '
-        f'text-anchor="end">{bars[-1][0]:{label}}</text></svg>'
+        f'text-anchor="end">{label(bars[-1][0])}</text></svg>'
     )
-    # Safe: the markup holds only numbers and dates written above.
+    # Safe: the markup holds numbers, and dates written above (escaped).
     return mark_safe("".join(parts))
 
 

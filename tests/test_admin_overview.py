@@ -240,6 +240,9 @@ def test_the_plot_groups_by_month_past_three_months():
     assert svg.count("<rect") == 13
     assert 'data-date="2023-01" data-urls="3"' in svg
     assert 'data-date="2024-01" data-urls="4"' in svg
+    # For people: the locale's month format, as the overview's other dates.
+    assert "<title>January 2023: 3 URLs</title>" in svg
+    assert ">January 2023</text>" in svg and ">January 2024</text></svg>" in svg
     assert lastmod_plot(LastmodCounts(undated=5)) == ""
 
 
@@ -565,6 +568,21 @@ def test_a_running_validation_page_reloads_itself(admin_site):
     assert '<meta http-equiv="refresh" content="2">' in page
     assert '<progress id="progress" max="100" value="38">' in page
     assert client.get(OVERVIEW + "validate/unknown/").status_code == 404
+
+
+def test_a_validation_page_shows_files_as_iris(admin_site):
+    from django_sitemaps_plus import site_validation
+
+    uri = "https://xn--bcher-kva.example/sitemap-b%C3%BCcher-1.xml"
+    finding = {"severity": "error", "rule": "X1", "title": "t", "file": uri, "message": "m"}
+    site_validation._save(site_validation.Run(id="r4", state="done", findings=[finding]))
+    site_validation._save(site_validation.Run(id="r5", state="running", current=uri))
+    client = Client()
+    client.force_login(_staff(permitted=True))
+    page = client.get(OVERVIEW + "validate/r4/").content.decode()
+    assert f'<a href="{uri}">https://bücher.example/sitemap-bücher-1.xml</a>' in page
+    page = client.get(OVERVIEW + "validate/r5/").content.decode()
+    assert "(now https://bücher.example/sitemap-bücher-1.xml)" in page
 
 
 def test_a_bad_validation_runner_is_a_check_error(settings):
