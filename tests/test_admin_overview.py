@@ -73,6 +73,25 @@ def test_the_overview_shows_the_index_figures(admin_site):
     assert '<td class="undated n">14%</td>' in row  # 1 of 7 URLs has no lastmod
 
 
+def test_each_sections_files_are_linked_as_tables_on_a_row_of_their_own(admin_site, registry):
+    from tests.testapp.models import Tag
+
+    register(Tag, lastmod_fields=["updated_at"])  # no rows: no files
+    client = Client()
+    client.force_login(_staff(permitted=True))
+    html = client.get(OVERVIEW).content.decode()
+    files = html[html.index('<tr class="section-files" data-name="articles">') :]
+    files = files[: files.index("</tr>")]
+    for number in (1, 2, 3):
+        assert (
+            f'<a class="html-view" href="{OVERVIEW}file/articles/{number}/">'
+            f"sitemap-articles-{number}.xml</a>"
+        ) in files
+        assert f'<a class="xml" href="/sitemap-articles-{number}.xml"' in files
+    empty = html[html.index('<tr class="section-files" data-name="tags">') :]
+    assert "No files: the section lists no URL." in empty[: empty.index("</tr>")]
+
+
 def test_the_admin_index_links_to_it(admin_site):
     client = Client()
     client.force_login(_staff(permitted=True))
