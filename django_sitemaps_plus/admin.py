@@ -12,12 +12,13 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, path, re_path, reverse
 from django.views.decorators.http import require_POST
 
 from django_sitemaps_plus import names, overview, site_validation
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.models import SitemapOverview
+from django_sitemaps_plus.urls import PageConverter, SectionConverter  # noqa: F401 (registers them)
 
 PERMISSION = "django_sitemaps_plus.view_sitemap_overview"
 #: Rows per page of a file's HTML table.
@@ -44,25 +45,39 @@ class SitemapOverviewAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         return False
 
     def get_urls(self) -> list[URLPattern]:
+        """The overview, its own views, and nothing of a model's object views:
+        there is no table, so every other URL under the overview (an object's
+        change, delete and history pages, add) redirects to the overview."""
         prefix = f"{self.opts.app_label}_{self.opts.model_name}"
 
         def wrap(view: Any) -> Any:
             return self.admin_site.admin_view(view)
 
-        own = [
+        changelist = [p for p in super().get_urls() if p.name == f"{prefix}_changelist"]
+        return [
+            *changelist,
+            # The converters of the files' own URLs: a section name that is
+            # not a slug, or a page 0 or past 999,999,999, is a 404 here too.
             path(
-                "file/<str:section>/<int:page>/",
+                "file/<sitemap_section:section>/<sitemap_page:page>/",
                 wrap(self.file_view),
                 name=f"{prefix}_file",
             ),
             path("validate/", wrap(require_POST(self.validate_view)), name=f"{prefix}_validate"),
-            path(
-                "validate/<str:run_id>/",
+            # A run's id: what ``site_validation`` makes, and safe in any cache's key.
+            re_path(
+                r"^validate/(?P<run_id>[-a-zA-Z0-9_]{1,64})/$",
                 wrap(self.validation_view),
                 name=f"{prefix}_validation",
             ),
+            path("<path:anything>", wrap(self.elsewhere_view)),
         ]
-        return own + super().get_urls()
+
+    def elsewhere_view(self, request: HttpRequest, anything: str) -> HttpResponse:
+        """Any other URL under the overview: the overview (no object to show)."""
+        return HttpResponseRedirect(
+            reverse(f"{self.admin_site.name}:django_sitemaps_plus_sitemapoverview_changelist")
+        )
 
     def _context(self, request: HttpRequest, title: str, **extra: Any) -> dict[str, Any]:
         if not self.has_view_permission(request):

@@ -191,7 +191,7 @@ def _first_aggregates(spec: LastmodSpec, key_sum: bool = True) -> tuple[dict[str
     and the latest of each single-valued lastmod path."""
     groups = spec.page_aggregates()
     own = groups[0][1] if groups and groups[0][0] == "own" else []
-    own_aggregates = {f"_m{i}": Max(p.path) for i, p in enumerate(own)}
+    own_aggregates = {f"_m{i}": Max(p.source()) for i, p in enumerate(own)}
     aggregates = {
         "_n": Count("pk"),
         **({"_s": Sum("pk")} if key_sum else {}),

@@ -33,8 +33,9 @@ DEFAULTS: dict[str, Any] = {
     # Serve /robots.txt with a Sitemap: line (for sites without their own).
     "ROBOTS_TXT": False,
     # Name the XSL stylesheet (/sitemap.xsl) in every XML file, so a browser
-    # shows it as a table; search engines ignore the instruction.
-    "STYLESHEET": True,
+    # shows it as a table; search engines ignore the instruction. Off: browsers
+    # are removing XSLT (docs/styled.md); the admin's tables need none.
+    "STYLESHEET": False,
     # Import each installed app's ``sitemaps`` module in AppConfig.ready().
     "AUTODISCOVER": True,
     # The HTML sitemap for visitors (docs/html-sitemap.md) ---------------------

@@ -6,13 +6,18 @@ keys and many-to-many relations (``"comments__created_at"``). A URL's lastmod is
 the latest non-null value among them, computed in the page's SQL; a file's
 lastmod in the index is the latest among the URLs of that file. Never the time
 the file was generated.
+
+A field may have fallbacks (``lastmod_fallbacks``): own fields whose value
+stands in, the first that has one, for a row where the field is empty
+(``COALESCE``): Wagtail's ``last_published_at``, empty on pages published
+before Wagtail had it, falls back to ``latest_revision_created_at``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
@@ -49,10 +54,52 @@ class LastmodPath:
     #: Whether an object can have no value here (a nullable field, a nullable
     #: or reverse relation on the way, or no related row at all).
     nullable: bool = True
+    #: Own fields that stand in, the first with a value, where this one is
+    #: empty (``lastmod_fallbacks``).
+    fallbacks: tuple[str, ...] = ()
 
     @property
     def is_datetime(self) -> bool:
         return isinstance(self.field, models.DateTimeField)
+
+    def source(self) -> Any:
+        """The value of one row (or of the related rows, to aggregate): the
+        field, or the first of it and its fallbacks that has a value."""
+        if not self.fallbacks:
+            return F(self.path)
+        return Coalesce(
+            F(self.path), *(F(name) for name in self.fallbacks), output_field=self.field
+        )
+
+    def empty(self) -> Q:
+        """Rows with no value here: the field and its fallbacks all empty."""
+        condition = Q(**{f"{self.path}__isnull": True})
+        for name in self.fallbacks:
+            condition &= Q(**{f"{name}__isnull": True})
+        return condition
+
+
+def with_fallbacks(
+    model: type[models.Model], path: LastmodPath, fallbacks: Sequence[str]
+) -> LastmodPath:
+    """``path`` with ``fallbacks``: own fields of ``model``, the same kind
+    (date or datetime) as ``path``'s; ``path`` itself is an own field."""
+    if not fallbacks:
+        return path
+    if LOOKUP_SEP in path.path:
+        raise LastmodFieldError(
+            f"lastmod field {path.path!r} of {model._meta.label}: only an own field has fallbacks"
+        )
+    nullable = path.nullable
+    for name in fallbacks:
+        fallback = resolve_lastmod_path(model, name)
+        if LOOKUP_SEP in name or fallback.is_datetime != path.is_datetime:
+            raise LastmodFieldError(
+                f"lastmod fallback {name!r} of {path.path!r} ({model._meta.label}) is not an "
+                f"own {'datetime' if path.is_datetime else 'date'} field"
+            )
+        nullable = nullable and fallback.nullable
+    return replace(path, fallbacks=tuple(fallbacks), nullable=nullable)
 
 
 def resolve_lastmod_path(model: type[models.Model], path: str) -> LastmodPath:
@@ -201,9 +248,18 @@ class W3CDatetime(Func):
 class LastmodSpec:
     """The resolved ``lastmod_fields`` of one model section."""
 
-    def __init__(self, model: type[models.Model], fields: Sequence[str]) -> None:
+    def __init__(
+        self,
+        model: type[models.Model],
+        fields: Sequence[str],
+        fallbacks: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
         self.model = model
-        self.paths = [resolve_lastmod_path(model, name) for name in fields]
+        fallbacks = fallbacks or {}
+        self.paths = [
+            with_fallbacks(model, resolve_lastmod_path(model, name), fallbacks.get(name, ()))
+            for name in fields
+        ]
 
     def __bool__(self) -> bool:
         return bool(self.paths)
@@ -231,7 +287,7 @@ class LastmodSpec:
             )
             expression: Any = Subquery(inner, output_field=path.field)
         else:
-            expression = F(path.path)
+            expression = path.source()
         if self.is_datetime and not path.is_datetime:
             expression = Cast(expression, models.DateTimeField())
         return expression
@@ -258,7 +314,7 @@ class LastmodSpec:
                 )
                 condition &= Q(~Exists(dated))
             else:
-                condition &= Q(**{f"{path.path}__isnull": True})
+                condition &= path.empty()
         return condition
 
     def formats_in_sql(self, vendor: str) -> bool:

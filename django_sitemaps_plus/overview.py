@@ -1,6 +1,10 @@
 """What the admin overview shows: the index's figures (the same queries), each
 section's URLs by lastmod day (``Section.lastmod_counts``, one grouped query for
-a model section) drawn as an SVG plot, and an HTML table of each file."""
+a model section) drawn as an SVG plot, and an HTML table of each file.
+
+People read it: every time is one ``<time>`` element (``time_element``), every
+location an IRI (``html_sitemap.display_url``): the template filters
+``sitemap_time`` and ``sitemap_iri``. The XML keeps its URIs."""
 
 from __future__ import annotations
 
@@ -12,7 +16,10 @@ from typing import Any
 
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
-from django.utils.safestring import mark_safe
+from django.utils import dateformat, formats, timezone
+from django.utils.dateparse import parse_date, parse_datetime
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
 
 from django_sitemaps_plus import names
 from django_sitemaps_plus.cache import LastmodValue, remember
@@ -24,10 +31,16 @@ from django_sitemaps_plus.sections import LastmodCounts, PageInfo, Section
 
 @dataclass
 class FileRow:
+    section: str
     number: int
     url: str
     urls: int
     lastmod: LastmodValue
+
+    @property
+    def name(self) -> str:
+        """``sitemap-<section>-<number>.xml``."""
+        return names.file_name(self.section, self.number)
 
 
 @dataclass
@@ -46,9 +59,12 @@ class SectionRow:
         return max(dated, key=_comparable) if dated else None
 
     @property
-    def oldest(self) -> LastmodValue:
-        dated = [f.lastmod for f in self.files if f.lastmod is not None]
-        return min(dated, key=_comparable) if dated else None
+    def oldest_day(self) -> dt.date | None:
+        """The day the least recently changed of its URLs last changed (from
+        the lastmod counts: a day, as the plot's bars are)."""
+        if self.counts is None or not self.counts.by_day:
+            return None
+        return min(self.counts.by_day)
 
     @property
     def undated_share(self) -> float:
@@ -77,6 +93,41 @@ def _comparable(value: LastmodValue) -> dt.datetime:
         return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
     assert value is not None
     return dt.datetime.combine(value, dt.time.min, tzinfo=dt.timezone.utc)
+
+
+#: What a table shows for no time: an en dash.
+NO_TIME = "\N{EN DASH}"
+
+
+def time_element(value: dt.date | dt.datetime | str | float | None) -> SafeString:
+    """A time for people: ``<time datetime="...">`` (the ISO value, for
+    machines and on hover) around it in the locale's ``DATETIME_FORMAT`` in the
+    current time zone (``TIME_ZONE``, or the one activated), the zone named; a
+    date alone in ``DATE_FORMAT``. Takes a date or datetime (naive: UTC), W3C
+    Datetime text (a lastmod read from a file) or epoch seconds; ``NO_TIME``
+    for none, and text that is no time as it is."""
+    if value is None or value == "":
+        return mark_safe(NO_TIME)
+    if isinstance(value, (int, float)):
+        value = dt.datetime.fromtimestamp(value, tz=dt.timezone.utc)
+    if isinstance(value, str):
+        try:
+            # A date alone is a date (parse_datetime would make it midnight).
+            parsed: dt.date | None = parse_datetime(value) if "T" in value else parse_date(value)
+        except ValueError:  # well formed, not a time: 2024-02-30
+            parsed = None
+        if parsed is None:
+            return format_html("{}", value)
+        value = parsed
+    if not isinstance(value, dt.datetime):
+        return format_html(
+            '<time datetime="{}">{}</time>', value.isoformat(), formats.date_format(value)
+        )
+    if timezone.is_naive(value):
+        value = value.replace(tzinfo=dt.timezone.utc)
+    local = timezone.localtime(value)
+    text = f"{formats.date_format(local, 'DATETIME_FORMAT')} {dateformat.format(local, 'T')}"
+    return format_html('<time datetime="{0}" title="{0}">{1}</time>', value.isoformat(), text)
 
 
 def _pages(section: Section, site: SiteContext) -> list[PageInfo]:
@@ -109,7 +160,7 @@ def sections(request: HttpRequest) -> list[SectionRow]:
                 )
             except NoReverseMatch:
                 path = f"/{names.file_name(name, page.number)}"
-            row.files.append(FileRow(page.number, path, page.url_count, page.lastmod))
+            row.files.append(FileRow(name, page.number, path, page.url_count, page.lastmod))
         # A grouped scan of the section: remembered like its files.
         row.counts = remember(
             site, [section], f"overview-counts:{name}", partial(section.lastmod_counts, site)
@@ -182,28 +233,35 @@ def lastmod_plot(counts: LastmodCounts) -> str:
     tallest = max(count for _, count in bars) or 1
     step = PLOT_WIDTH / len(bars)
     width = max(step - 1, 1) if step > 2 else step
-    label = "%Y-%m-%d" if unit == "day" else "%Y-%m"
+    # ISO in the data attributes; for people the locale's format, as the
+    # overview's other dates (a month: YEAR_MONTH_FORMAT).
+    iso = "%Y-%m-%d" if unit == "day" else "%Y-%m"
+    shown = "DATE_FORMAT" if unit == "day" else "YEAR_MONTH_FORMAT"
+
+    def label(day: dt.date) -> str:
+        return escape(formats.date_format(day, shown))
+
     parts = [
         f'<svg class="lastmod-plot" xmlns="http://www.w3.org/2000/svg" '
         f'width="{PLOT_WIDTH}" height="{PLOT_HEIGHT + 14}" '
         f'viewBox="0 0 {PLOT_WIDTH} {PLOT_HEIGHT + 14}" role="img" '
-        f'aria-label="URLs by lastmod {unit}, {bars[0][0]:{label}} to {bars[-1][0]:{label}}">'
+        f'aria-label="URLs by lastmod {unit}, {label(bars[0][0])} to {label(bars[-1][0])}">'
     ]
     for position, (start, count) in enumerate(bars):
         height = PLOT_HEIGHT * count / tallest
         parts.append(
             f'<rect x="{position * step:.2f}" y="{PLOT_HEIGHT - height:.2f}" '
             f'width="{width:.2f}" height="{height:.2f}" fill="#417690" '
-            f'data-date="{start:{label}}" data-urls="{count}">'
-            f"<title>{start:{label}}: {count:,} URLs</title></rect>"
+            f'data-date="{start:{iso}}" data-urls="{count}">'
+            f"<title>{label(start)}: {count:,} URLs</title></rect>"
         )
     parts.append(
         f'<text x="0" y="{PLOT_HEIGHT + 12}" font-size="10" fill="#666">'
-        f"{bars[0][0]:{label}}</text>"
+        f"{label(bars[0][0])}</text>"
         f'<text x="{PLOT_WIDTH}" y="{PLOT_HEIGHT + 12}" font-size="10" fill="#666" '
-        f'text-anchor="end">{bars[-1][0]:{label}}</text></svg>'
+        f'text-anchor="end">{label(bars[-1][0])}</text></svg>'
     )
-    # Safe: the markup holds only numbers and dates written above.
+    # Safe: the markup holds numbers, and dates written above (escaped).
     return mark_safe("".join(parts))
 
 
@@ -221,6 +279,7 @@ _NS = {
 @dataclass
 class UrlRow:
     position: int
+    #: As the file lists it (a URI): the link.
     loc: str
     lastmod: str | None
     images: int

@@ -712,6 +712,9 @@ class ModelSection(Section):
     queryset: models.QuerySet[Any] | None = None
     #: Fields whose change is a real content change (own or related).
     lastmod_fields: Sequence[str] = ()
+    #: Own fields standing in, the first with a value, for an own lastmod
+    #: field where it is empty: ``{"published_at": ["created_at"]}``.
+    lastmod_fallbacks: Mapping[str, Sequence[str]] = {}
     #: Fast path: a URL name reversed once, plus URL kwarg → model field.
     url_name: str | None = None
     url_kwargs: Mapping[str, str] = {}
@@ -761,7 +764,9 @@ class ModelSection(Section):
     @property
     def lastmod_spec(self) -> LastmodSpec:
         if self._lastmod_spec is None:
-            self._lastmod_spec = LastmodSpec(self.get_model(), self.lastmod_fields)
+            self._lastmod_spec = LastmodSpec(
+                self.get_model(), self.lastmod_fields, self.lastmod_fallbacks
+            )
         return self._lastmod_spec
 
     def location_template(self) -> LocationTemplate | None:

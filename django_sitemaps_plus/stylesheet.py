@@ -1,11 +1,19 @@
-"""The XSL stylesheet that shows a sitemap as a table in a browser.
+"""The XSL stylesheet that shows a sitemap as a table in a browser: opt-in.
 
-Every XML file the app serves names it (``<?xml-stylesheet?>``) unless
-``SITEMAPS_PLUS["STYLESHEET"]`` is off; search engines ignore the instruction,
-and the XML stays what the protocol says. XSLT 1.0, one stylesheet for an
-index (its files, their lastmod dates and URL counts, which the index carries
-in a comment per file) and a urlset (its URLs, with counts of images, alternates,
-news and videos where the file has any), plain HTML and CSS, nothing loaded from elsewhere.
+With ``SITEMAPS_PLUS["STYLESHEET"]`` on, every XML file the app serves names
+it (``<?xml-stylesheet?>``); it is off by default because browsers are
+removing XSLT (docs/styled.md), and the admin overview's HTML tables need
+none. Search engines ignore the instruction, and the XML stays what the
+protocol says. XSLT 1.0, one stylesheet for an index (its files, their
+lastmod dates and URL counts, which the index carries in a comment per file)
+and a urlset (its URLs, with counts of images, alternates, news and videos
+where the file has any), plain HTML and CSS and one inline script, nothing
+loaded from elsewhere.
+
+The script shows each location as people read it, as the HTML sitemap and
+the admin do (``html_sitemap.display_url``): percent-encoded UTF-8 decoded
+and a punycode host in Unicode (XSLT 1.0 can do neither); the links keep
+the file's URIs.
 """
 
 from __future__ import annotations
@@ -14,7 +22,97 @@ from django.http import HttpRequest, HttpResponse
 
 CONTENT_TYPE = "text/xsl; charset=utf-8"
 
-XSL = """<?xml version="1.0" encoding="UTF-8"?>
+#: ``sitemapIri(uri)``, then every table link's text through it. Decoded as
+#: Django's ``uri_to_iri`` does: a run of %XX that is valid UTF-8 for a
+#: non-ASCII character, or an unreserved ASCII one, becomes the character;
+#: anything else stays escaped. Each ``xn--`` label of the host is decoded
+#: from Punycode (RFC 3492, section 6.2); a label that does not decode, or
+#: decodes to ASCII only, stays.
+IRI_SCRIPT = r"""<![CDATA[
+function sitemapIri(uri) {
+  function percent(text) {
+    return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, function (run) {
+      var bytes = run.match(/%[0-9A-Fa-f]{2}/g), out = "", at = 0;
+      while (at < bytes.length) {
+        var first = parseInt(bytes[at].slice(1), 16);
+        if (first < 0x80) {
+          var c = String.fromCharCode(first);
+          out += /[A-Za-z0-9._~-]/.test(c) ? c : bytes[at];
+          at += 1;
+          continue;
+        }
+        var size = first >= 0xf0 ? 4 : first >= 0xe0 ? 3 : first >= 0xc0 ? 2 : 1;
+        try {
+          out += decodeURIComponent(bytes.slice(at, at + size).join(""));
+          at += size;
+        } catch (e) {
+          out += bytes[at];
+          at += 1;
+        }
+      }
+      return out;
+    });
+  }
+  function label(text) {
+    var base = 36, tMin = 1, tMax = 26, code = 128, bias = 72, index = 0;
+    var body = text.slice(4), dash = body.lastIndexOf("-"), points = [], read = 0;
+    if (dash > 0) {
+      for (; read < dash; read++) points.push(body.charCodeAt(read));
+      read = dash + 1;
+    }
+    while (read < body.length) {
+      var before = index, weight = 1, k = base;
+      for (;;) {
+        if (read >= body.length) throw new Error("truncated");
+        var ch = body.charCodeAt(read++);
+        var digit = ch >= 48 && ch <= 57 ? ch - 22 : ch >= 65 && ch <= 90 ? ch - 65
+          : ch >= 97 && ch <= 122 ? ch - 97 : base;
+        if (digit >= base) throw new Error("not a digit");
+        index += digit * weight;
+        var threshold = k <= bias ? tMin : k >= bias + tMax ? tMax : k - bias;
+        if (digit < threshold) break;
+        weight *= base - threshold;
+        k += base;
+      }
+      var count = points.length + 1, delta = index - before;
+      delta = before === 0 ? Math.floor(delta / 700) : Math.floor(delta / 2);
+      delta += Math.floor(delta / count);
+      var shift = 0;
+      for (; delta > ((base - tMin) * tMax) / 2; shift += base) {
+        delta = Math.floor(delta / (base - tMin));
+      }
+      bias = shift + Math.floor(((base - tMin + 1) * delta) / (delta + 38));
+      code += Math.floor(index / count);
+      index %= count;
+      if (code > 0x10ffff) throw new Error("out of range");
+      points.splice(index, 0, code);
+      index += 1;
+    }
+    // An ACE label stands for a name with a non-ASCII character.
+    if (points.every(function (point) { return point < 128; })) throw new Error("ASCII");
+    return String.fromCodePoint.apply(null, points).toLowerCase();
+  }
+  function host(text) {
+    return text.replace(/(^|[.@])(xn--[A-Za-z0-9-]+)/gi, function (whole, lead, name) {
+      try {
+        return lead + label(name.toLowerCase());
+      } catch (e) {
+        return whole;
+      }
+    });
+  }
+  var parts = /^([A-Za-z][A-Za-z0-9+.-]*:[/][/])([^/?#]*)(.*)$/.exec(uri);
+  if (!parts) return percent(uri);
+  return parts[1] + host(parts[2]) + percent(parts[3]);
+}
+var links = document.querySelectorAll("table td a");
+for (var n = 0; n < links.length; n++) {
+  var text = links[n].textContent;
+  if (text.indexOf("%") >= 0 || /xn--/i.test(text)) links[n].textContent = sitemapIri(text);
+}
+]]>"""
+
+XSL_TEMPLATE = r"""<?xml version="1.0" encoding="UTF-8"?>
 <xsl:stylesheet version="1.0"
     xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
     xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -52,6 +150,7 @@ XSL = """<?xml version="1.0" encoding="UTF-8"?>
       </head>
       <body>
         <xsl:apply-templates select="sm:sitemapindex|sm:urlset"/>
+        <script>IRI_SCRIPT</script>
       </body>
     </html>
   </xsl:template>
@@ -142,6 +241,8 @@ XSL = """<?xml version="1.0" encoding="UTF-8"?>
   </xsl:template>
 </xsl:stylesheet>
 """
+
+XSL = XSL_TEMPLATE.replace("IRI_SCRIPT", IRI_SCRIPT)
 
 
 def stylesheet(request: HttpRequest) -> HttpResponse:

@@ -3,6 +3,7 @@ queries, staff with the permission only."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from django.test import Client
 from lxml import etree
 
 from django_sitemaps_plus import register
+from django_sitemaps_plus.overview import NO_TIME
 from tests.testapp.models import Article
 from tests.utils import NS, articles, at, fetch
 
@@ -59,10 +61,35 @@ def test_the_overview_shows_the_index_figures(admin_site):
     assert '<strong id="total-files">3</strong>' in html
     for number in (1, 2, 3):
         assert f'href="/sitemap-articles-{number}.xml"' in html
-    assert 'title="2024-01-06T12:00:00+00:00"' in html  # newest lastmod, ISO on hover
-    assert "Jan. 6, 2024" in html  # and in DATE_FORMAT
     row = html[html.index('data-name="articles"') :]
+    # The newest lastmod: the ISO value for machines and on hover, and for
+    # people DATETIME_FORMAT in the site's time zone (TIME_ZONE, Berlin), named.
+    assert (
+        '<td class="newest"><time datetime="2024-01-06T12:00:00+00:00" '
+        'title="2024-01-06T12:00:00+00:00">Jan. 6, 2024, 1 p.m. CET</time></td>'
+    ) in row
+    # The day the least recently changed URL last changed (the counts' first day).
+    assert '<td class="oldest"><time datetime="2024-01-01">Jan. 1, 2024</time></td>' in row
     assert '<td class="undated n">14%</td>' in row  # 1 of 7 URLs has no lastmod
+
+
+def test_each_sections_files_are_linked_as_tables_on_a_row_of_their_own(admin_site, registry):
+    from tests.testapp.models import Tag
+
+    register(Tag, lastmod_fields=["updated_at"])  # no rows: no files
+    client = Client()
+    client.force_login(_staff(permitted=True))
+    html = client.get(OVERVIEW).content.decode()
+    files = html[html.index('<tr class="section-files" data-name="articles">') :]
+    files = files[: files.index("</tr>")]
+    for number in (1, 2, 3):
+        assert (
+            f'<a class="html-view" href="{OVERVIEW}file/articles/{number}/">'
+            f"sitemap-articles-{number}.xml</a>"
+        ) in files
+        assert f'<a class="xml" href="/sitemap-articles-{number}.xml"' in files
+    empty = html[html.index('<tr class="section-files" data-name="tags">') :]
+    assert "No files: the section lists no URL." in empty[: empty.index("</tr>")]
 
 
 def test_the_admin_index_links_to_it(admin_site):
@@ -91,7 +118,13 @@ def test_in_a_real_browser(admin_site, live_server, settings, browser, tmp_path)
 
     from selenium.webdriver.common.by import By
 
-    settings.SITEMAPS_PLUS = {"BASE_URL": live_server.url, "CACHE": False}
+    from django_sitemaps_plus.html_sitemap import display_url
+
+    # An internationalised host (Chromium resolves *.localhost to this machine)
+    # and a path with non-ASCII characters: the tables show them decoded.
+    port = live_server.url.rsplit(":", 1)[1]
+    settings.SITEMAPS_PLUS = {"BASE_URL": f"http://xn--bcher-kva.localhost:{port}", "CACHE": False}
+    Article.objects.filter(pk=1).update(slug="grüße-ü")
     User.objects.create_superuser("root", "root@example.com", "pw")
     browser.get(f"{live_server.url}{OVERVIEW}")
     browser.find_element(By.NAME, "username").send_keys("root")
@@ -103,20 +136,32 @@ def test_in_a_real_browser(admin_site, live_server, settings, browser, tmp_path)
     assert browser.find_element(By.ID, "total-files").text == str(files) == "3"
     row = browser.find_element(By.CSS_SELECTOR, "tr.section[data-name=articles]")
     assert row.find_element(By.CLASS_NAME, "urls").text == "7"
-    newest = row.find_element(By.CLASS_NAME, "newest")
-    assert newest.get_attribute("title").startswith("2024-01-06")
+    newest = row.find_element(By.CSS_SELECTOR, ".newest time")
+    assert newest.get_attribute("datetime") == "2024-01-06T12:00:00+00:00"
+    assert newest.text == "Jan. 6, 2024, 1 p.m. CET"
     # The plot: one bar a day from the first lastmod to the last, 6 dated URLs.
     bars = row.find_elements(By.CSS_SELECTOR, "svg.lastmod-plot rect")
     assert len(bars) == 6
     assert sum(int(bar.get_attribute("data-urls")) for bar in bars) == 6
     screenshots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
     browser.save_screenshot(str(screenshots / "admin-overview.png"))
-    # A file as a table, no XSLT involved: its rows against the XML.
-    row.find_element(By.CSS_SELECTOR, "a.html-view").click()
+    # A file as a table, reached from the overview's row, no XSLT involved:
+    # its rows against the XML, the locations decoded (IRIs), the links the URIs.
+    files = browser.find_element(By.CSS_SELECTOR, "tr.section-files[data-name=articles]")
+    assert [link.text for link in files.find_elements(By.CSS_SELECTOR, "a.html-view")] == [
+        f"sitemap-articles-{number}.xml" for number in (1, 2, 3)
+    ]
+    files.find_element(By.CSS_SELECTOR, "a.html-view").click()
     xml = etree.fromstring(fetch("/sitemap-articles-1.xml")[1])
     locs = [loc.text for loc in xml.iterfind("sm:url/sm:loc", NS)]
+    assert locs[0] == f"http://xn--bcher-kva.localhost:{port}/articles/gr%C3%BC%C3%9Fe-%C3%BC/"
     cells = browser.find_elements(By.CSS_SELECTOR, "table#urls tbody tr td:nth-child(2)")
-    assert [cell.text for cell in cells] == locs
+    assert [cell.text for cell in cells] == [display_url(loc) for loc in locs]
+    assert cells[0].text == f"http://bücher.localhost:{port}/articles/grüße-ü/"
+    links = [cell.find_element(By.TAG_NAME, "a").get_attribute("href") for cell in cells]
+    assert links == locs
+    dates = browser.find_elements(By.CSS_SELECTOR, "table#urls tbody tr td.date time")
+    assert dates[0].text == "Jan. 1, 2024, 1 p.m. CET"
     browser.save_screenshot(str(screenshots / "admin-file-table.png"))
     # The validator, run from the overview in the background; the page
     # reloads itself until the run ends.
@@ -214,6 +259,9 @@ def test_the_plot_groups_by_month_past_three_months():
     assert svg.count("<rect") == 13
     assert 'data-date="2023-01" data-urls="3"' in svg
     assert 'data-date="2024-01" data-urls="4"' in svg
+    # For people: the locale's month format, as the overview's other dates.
+    assert "<title>January 2023: 3 URLs</title>" in svg
+    assert ">January 2023</text>" in svg and ">January 2024</text></svg>" in svg
     assert lastmod_plot(LastmodCounts(undated=5)) == ""
 
 
@@ -243,6 +291,180 @@ def test_a_file_as_an_html_table(admin_site, monkeypatch):
     assert client.get(f"{OVERVIEW}file/nope/1/").status_code == 404
 
 
+# Odd arguments: never a 500 --------------------------------------------------------
+
+#: The overview's model has no table: its object views redirect to the overview.
+OBJECT_URLS = ["add/", "1/", "1/change/", "1/delete/", "1/history/", "x/change/", "0/", "a/b/c/"]
+#: A file view whose section is not a slug or whose page is not 1 to 999,999,999
+#: (the converters of the files' own URLs refuse them), or a malformed run id.
+ODD_ARGUMENTS = [
+    "file/articles/0/",
+    "file/articles/-1/",
+    "file/articles/01/",
+    "file/articles/1000000000/",
+    "file/articles/99999999999999999999/",
+    "file/Articles/1/",
+    "file/not%20a%20slug/1/",
+    "file/a.b/1/",
+    "file/%C3%A4/1/",
+    "file/articles/x/",
+    # A validation run's id is letters, digits, "-" and "_" (safe in a cache key).
+    "validate/%00/",
+    "validate/a%20b/",
+    f"validate/{'a' * 65}/",
+]
+
+
+@pytest.mark.parametrize("method", ["get", "post"])
+@pytest.mark.parametrize("url", OBJECT_URLS + ODD_ARGUMENTS)
+@pytest.mark.parametrize("superuser", [True, False])
+def test_odd_urls_redirect_to_the_overview(admin_site, url, method, superuser):
+    client = Client(raise_request_exception=False)
+    if superuser:
+        client.force_login(User.objects.create_superuser("root", "root@example.com", "pw"))
+    else:
+        client.force_login(_staff(permitted=True))
+    response = getattr(client, method)(OVERVIEW + url)
+    assert response.status_code == 302, response.content[:500]
+    assert response["Location"] == OVERVIEW
+    assert client.get(response["Location"]).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file/articles/999999999/",  # a page number the URL allows, no such file
+        "file/articles/4/",  # one past the last file
+        "file/nope/1/",  # a slug, no such section
+        "validate/unknown/",
+    ],
+)
+def test_files_and_runs_that_do_not_exist_are_404(admin_site, url):
+    client = Client(raise_request_exception=False)
+    client.force_login(_staff(permitted=True))
+    assert client.get(OVERVIEW + url).status_code == 404
+
+
+@pytest.mark.parametrize("page", ["0", "-1", "x", "99999999999999999999", "%00", ""])
+def test_odd_table_pages_show_a_page(admin_site, page):
+    client = Client(raise_request_exception=False)
+    client.force_login(_staff(permitted=True))
+    response = client.get(f"{OVERVIEW}file/articles/1/?p={page}")
+    assert response.status_code == 200
+    assert '<strong id="count">3</strong>' in response.content.decode()
+
+
+def test_odd_urls_need_the_login_and_the_permission(admin_site):
+    assert Client().get(OVERVIEW + "1/change/")["Location"].startswith("/admin/login/")
+    client = Client(raise_request_exception=False)
+    client.force_login(_staff(permitted=False))
+    # Redirected to the overview, which refuses them.
+    response = client.get(OVERVIEW + "1/delete/", follow=True)
+    assert response.status_code == 403
+    assert client.get(OVERVIEW + "file/articles/1/").status_code == 403
+
+
+def test_the_file_table_shows_iris_and_readable_times(registry, settings):
+    """Locations for people: percent-encoded UTF-8 decoded and a punycode host
+    in Unicode, as the HTML sitemap shows them; the links stay the file's URIs."""
+    settings.ROOT_URLCONF = "tests.admin_urls"
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://xn--bcher-kva.example", "CACHE": False}
+    register(Article, lastmod_fields=["updated_at"])
+    Article.objects.bulk_create(
+        [
+            Article(pk=1, title="a", slug="grüße-ü", updated_at=at(3, 23)),
+            Article(pk=2, title="b", slug="plain"),
+        ]
+    )
+    xml = fetch("/sitemap-articles-1.xml")[1].decode()
+    uri = "https://xn--bcher-kva.example/articles/gr%C3%BC%C3%9Fe-%C3%BC/"
+    assert f"<loc>{uri}</loc>" in xml  # the XML keeps the URI
+    client = Client()
+    client.force_login(_staff(permitted=True))
+    html = client.get(f"{OVERVIEW}file/articles/1/").content.decode()
+    assert f'<a href="{uri}">https://bücher.example/articles/grüße-ü/</a>' in html
+    assert ">https://bücher.example/articles/plain/</a>" in html
+    # 23:00 UTC is the next day in Berlin.
+    assert (
+        '<td class="date"><time datetime="2024-01-03T23:00:00+00:00" '
+        'title="2024-01-03T23:00:00+00:00">Jan. 4, 2024, midnight CET</time></td>'
+    ) in html
+    assert f'<td class="date">{NO_TIME}</td>' in html  # no lastmod
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (None, NO_TIME),
+        ("", NO_TIME),
+        (
+            dt.datetime(2024, 7, 1, 6, 30, tzinfo=dt.timezone.utc),
+            '<time datetime="2024-07-01T06:30:00+00:00" title="2024-07-01T06:30:00+00:00">'
+            "July 1, 2024, 8:30 a.m. CEST</time>",
+        ),
+        # Naive: UTC (the app's lastmods are normalised to it).
+        (
+            dt.datetime(2024, 7, 1, 6, 30),
+            '<time datetime="2024-07-01T06:30:00+00:00" title="2024-07-01T06:30:00+00:00">'
+            "July 1, 2024, 8:30 a.m. CEST</time>",
+        ),
+        (dt.date(2024, 7, 1), '<time datetime="2024-07-01">July 1, 2024</time>'),
+        # W3C Datetime text, as a file holds it.
+        ("2024-07-01", '<time datetime="2024-07-01">July 1, 2024</time>'),
+        (
+            "2024-07-01T06:30:00+02:00",
+            '<time datetime="2024-07-01T06:30:00+02:00" title="2024-07-01T06:30:00+02:00">'
+            "July 1, 2024, 6:30 a.m. CEST</time>",
+        ),
+        # Epoch seconds (IndexNow's backoff, a validation run's start).
+        (
+            1719815400.0,
+            '<time datetime="2024-07-01T06:30:00+00:00" title="2024-07-01T06:30:00+00:00">'
+            "July 1, 2024, 8:30 a.m. CEST</time>",
+        ),
+        # Text that is no time: shown as it is, escaped.
+        ("2024-02-30", "2024-02-30"),
+        ("<b>soon</b>", "&lt;b&gt;soon&lt;/b&gt;"),
+    ],
+)
+def test_one_time_format_in_the_site_time_zone(value, shown):
+    from django_sitemaps_plus.overview import time_element
+
+    assert time_element(value) == shown
+
+
+def test_times_follow_the_activated_time_zone():
+    from django.utils import timezone
+
+    from django_sitemaps_plus.overview import time_element
+
+    with timezone.override("America/New_York"):
+        shown = time_element(dt.datetime(2024, 7, 1, 6, 30, tzinfo=dt.timezone.utc))
+    assert shown.endswith(">July 1, 2024, 2:30 a.m. EDT</time>")
+
+
+def test_the_last_build_and_validation_times_are_readable(admin_site, settings, tmp_path):
+    import os
+
+    from django_sitemaps_plus import site_validation
+
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "BUILD_DIR": str(tmp_path)}
+    (tmp_path / "sitemaps-manifest.json").write_text('{"files": {}}')
+    moment = dt.datetime(2024, 1, 5, 8, tzinfo=dt.timezone.utc).timestamp()
+    os.utime(tmp_path / "sitemaps-manifest.json", (moment, moment))
+    site_validation._save(site_validation.Run(id="r3", state="done", started=moment))
+    site_validation._cache().set(f"{site_validation.KEY_PREFIX}:latest", "r3")
+    client = Client()
+    client.force_login(_staff(permitted=True))
+    html = client.get(OVERVIEW).content.decode()
+    time = (
+        '<time datetime="2024-01-05T08:00:00+00:00" title="2024-01-05T08:00:00+00:00">'
+        "Jan. 5, 2024, 9 a.m. CET</time>"
+    )
+    assert f'<p id="build">Last build:\n      {time}, 0 files' in html
+    assert f"Started {time}." in html
+
+
 def test_the_file_table_needs_the_permission(admin_site):
     client = Client()
     client.force_login(_staff(permitted=False))
@@ -266,6 +488,23 @@ def test_the_indexnow_queue_is_shown_where_it_is_on(admin_site, settings):
     assert "https://example.com/q/0/" in html
     assert "https://example.com/q/19/" in html
     assert "https://example.com/q/20/" not in html  # the oldest 20 only
+
+
+def test_the_indexnow_queue_shows_iris_and_a_readable_backoff(admin_site, settings):
+    from django_sitemaps_plus import indexnow
+
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "INDEXNOW_KEY": "a1b2c3d4e5f6"}
+    indexnow.enqueue(["https://example.com/gr%C3%BC%C3%9Fe/"])
+    moment = dt.datetime(2024, 1, 5, 8, tzinfo=dt.timezone.utc).timestamp()
+    indexnow._cache().set(f"{indexnow.PREFIX}:retry_at", moment)
+    client = Client()
+    client.force_login(_staff(permitted=True))
+    html = client.get(OVERVIEW).content.decode()
+    assert '<a href="https://example.com/gr%C3%BC%C3%9Fe/">https://example.com/grüße/</a>' in html
+    assert (
+        'waits until <time datetime="2024-01-05T08:00:00+00:00" '
+        'title="2024-01-05T08:00:00+00:00">Jan. 5, 2024, 9 a.m. CET</time>'
+    ) in html
 
 
 # Validation from the admin ----------------------------------------------------------
@@ -348,6 +587,21 @@ def test_a_running_validation_page_reloads_itself(admin_site):
     assert '<meta http-equiv="refresh" content="2">' in page
     assert '<progress id="progress" max="100" value="38">' in page
     assert client.get(OVERVIEW + "validate/unknown/").status_code == 404
+
+
+def test_a_validation_page_shows_files_as_iris(admin_site):
+    from django_sitemaps_plus import site_validation
+
+    uri = "https://xn--bcher-kva.example/sitemap-b%C3%BCcher-1.xml"
+    finding = {"severity": "error", "rule": "X1", "title": "t", "file": uri, "message": "m"}
+    site_validation._save(site_validation.Run(id="r4", state="done", findings=[finding]))
+    site_validation._save(site_validation.Run(id="r5", state="running", current=uri))
+    client = Client()
+    client.force_login(_staff(permitted=True))
+    page = client.get(OVERVIEW + "validate/r4/").content.decode()
+    assert f'<a href="{uri}">https://bücher.example/sitemap-bücher-1.xml</a>' in page
+    page = client.get(OVERVIEW + "validate/r5/").content.decode()
+    assert "(now https://bücher.example/sitemap-bücher-1.xml)" in page
 
 
 def test_a_bad_validation_runner_is_a_check_error(settings):

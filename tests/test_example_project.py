@@ -71,6 +71,8 @@ def _env(database: Path) -> dict[str, str]:
         # Replaces tests.settings, which pytest-django exported.
         DJANGO_SETTINGS_MODULE="example_project.settings",
         DATABASE_URL=f"sqlite:///{database}",
+        # The drawn product images: beside the database, not in the checkout.
+        MEDIA_ROOT=str(database.parent / "media"),
         CACHE_URL="locmemcache://",
         DEBUG="false",
         SITEMAPS_BASE_URL=BASE_URL,
@@ -157,6 +159,50 @@ class TestExampleProject:
         out = _run(path, *args, "--flush")
         assert "Flushed the demo tables." in out
         assert "Seeded 30 articles and 10 products" in out
+
+
+# Every image URL of the product files, fetched from the example site itself.
+IMAGES_PROBE = """
+import json, os
+import django
+django.setup()
+from django.test import Client
+from lxml import etree
+
+def body(response):
+    if response.streaming:
+        return b"".join(response.streaming_content)
+    return response.content
+
+ns = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9",
+      "image": "http://www.google.com/schemas/sitemap-image/1.1"}
+client = Client(HTTP_HOST="127.0.0.1")
+base = os.environ["SITEMAPS_BASE_URL"]
+index = etree.fromstring(body(client.get("/sitemap.xml")))
+images = []
+for loc in index.iterfind("sm:sitemap/sm:loc", ns):
+    if "/sitemap-products-" in loc.text:
+        urlset = etree.fromstring(body(client.get(loc.text.removeprefix(base))))
+        images += [image.text for image in urlset.iterfind(".//image:image/image:loc", ns)]
+answers = {}
+for url in sorted(set(images)):
+    response = client.get(url.removeprefix(base))
+    answers[url] = [response.status_code, response.get("Content-Type"), body(response)[:8].hex()]
+print(json.dumps({"images": len(images), "answers": answers}))
+"""
+
+
+class TestDemoImages:
+    def test_every_image_url_in_the_sitemap_is_served(self, database: Path) -> None:
+        report: dict[str, Any] = json.loads(_run(database, "-c", IMAGES_PROBE))
+        answers = report["answers"]
+        # 40 products, 0 to 2 images each: some listed, from the drawn handful.
+        assert report["images"] >= 20
+        assert 2 <= len(answers) <= 10
+        png = "89504e470d0a1a0a"
+        for url, answer in answers.items():
+            assert url.startswith(f"{BASE_URL}/media/products/demo-")
+            assert answer == [200, "image/png", png], url
 
 
 class TestDemoExtras:

@@ -1,5 +1,6 @@
-"""Styled sitemaps: every XML file names the XSL stylesheet the app serves; a
-browser (a real headless Chromium) shows the index and a file as tables."""
+"""Styled sitemaps, opt-in: with ``STYLESHEET`` on, every XML file names the XSL
+stylesheet the app serves and a browser (a real headless Chromium) shows the
+index and a file as tables; by default no file names it."""
 
 from __future__ import annotations
 
@@ -24,14 +25,44 @@ pytestmark = pytest.mark.django_db
 INSTRUCTION = b'<?xml-stylesheet type="text/xsl" href="/sitemap.xsl"?>\n'
 
 
+#: The settings of the suite with the stylesheet turned on.
+STYLED = {"BASE_URL": "https://example.com", "CACHE": False, "STYLESHEET": True}
+
+
 @pytest.fixture
-def site_with_files(registry):
+def styled(settings):
+    settings.SITEMAPS_PLUS = STYLED
+
+
+@pytest.fixture
+def site_with_files(registry, styled):
     register(Article, lastmod_fields=["updated_at"], limit=3)
     for day, article in enumerate(articles(7), start=1):
         Article.objects.filter(pk=article.pk).update(updated_at=at(day))
 
 
 class TestInstruction:
+    @pytest.mark.parametrize("path", ["/sitemap.xml", "/sitemap-articles-1.xml"])
+    def test_off_by_default(self, registry, settings, path):
+        """Browsers are removing XSLT: no file names the stylesheet, and the
+        index carries no counts for it, unless the setting turns it on."""
+        settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com"}
+        register(Article, lastmod_fields=["updated_at"], limit=3)
+        articles(4, updated_at=at(1))
+        body = fetch(path)[1]
+        assert body.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n<')
+        assert b"xml-stylesheet" not in body and b"<!--" not in body
+        assert_schema_valid(body)
+
+    def test_off_by_default_in_built_files(self, registry, settings, tmp_path):
+        settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com"}
+        register(Article, lastmod_fields=["updated_at"])
+        articles(2, updated_at=at(1))
+        build(FileSystemStorage(location=str(tmp_path)))
+        assert b"xml-stylesheet" not in (tmp_path / "sitemap.xml").read_bytes()
+        assert b"xml-stylesheet" not in (tmp_path / "sitemap-articles-1.xml").read_bytes()
+        assert not (tmp_path / "sitemap.xsl").exists()
+
     @pytest.mark.parametrize("path", ["/sitemap.xml", "/sitemap-articles-1.xml"])
     def test_every_xml_file_names_the_stylesheet(self, site_with_files, path):
         _, body = fetch(path)
@@ -67,7 +98,7 @@ class TestStylesheet:
         assert response["Content-Type"] == "text/xsl; charset=utf-8"
         assert response.content.decode() == XSL
 
-    def test_tables_from_a_real_xslt_processor(self, registry):
+    def test_tables_from_a_real_xslt_processor(self, registry, styled):
         # lxml's libxslt is an XSLT 1.0 processor, as browsers have.
         transform = etree.XSLT(etree.fromstring(XSL.encode()))
         register(Article, lastmod_fields=["updated_at"], extensions=[Images(method="pics")])
@@ -128,21 +159,46 @@ class TestStylesheet:
 # A real browser ------------------------------------------------------------------
 
 
+#: Locations and how people read them: the stylesheet's script gives what
+#: ``html_sitemap.display_url`` gives (the admin, the HTML sitemap).
+IRI_CASES = [
+    "https://example.com/plain/",
+    "https://example.com/gr%C3%BC%C3%9Fe/%E2%82%AC?q=%C3%A4#%C3%B6",
+    "https://example.com/a%20b/%2F/%3F/%25/%7E/%41",  # reserved stay escaped, unreserved not
+    "https://example.com/broken/%C3/%FF/%E2%82/%80",  # not UTF-8: stays escaped
+    "https://example.com/emoji/%F0%9F%98%80/",
+    "https://xn--bcher-kva.example/b%C3%BCcher/",
+    "https://user@xn--bcher-kva.example:8443/",
+    "https://www.xn--mnchen-3ya.xn--tst-qla.example/",
+    "https://xn--fsqu00a.xn--3lr804guic/",  # CJK labels
+    "https://xn--invalid-.example/",  # no Punycode: stays
+    "http://localhost:8000/%D0%BF%D1%80%D0%B8%D0%B2%D0%B5%D1%82",
+]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_browser_shows_the_index_and_a_file_as_tables(
     live_server, settings, registry, browser, tmp_path
 ):
     from selenium.webdriver.common.by import By
 
-    settings.SITEMAPS_PLUS = {"BASE_URL": live_server.url, "CACHE": False}
+    from django_sitemaps_plus.html_sitemap import display_url
+
+    # An internationalised host (Chromium resolves *.localhost to this
+    # machine) and a non-ASCII path: shown decoded, linked as URIs.
+    port = live_server.url.rsplit(":", 1)[1]
+    base = f"http://xn--bcher-kva.localhost:{port}"
+    settings.SITEMAPS_PLUS = {**STYLED, "BASE_URL": base}
     register(Article, lastmod_fields=["updated_at"], limit=3)
     articles(7, updated_at=at(3))
+    Article.objects.filter(pk=1).update(slug="grüße-ü")
     browser.get(f"{live_server.url}/sitemap.xml")
     rows = browser.find_elements(By.CSS_SELECTOR, "table#sitemaps tbody tr")
     assert len(rows) == 3
     assert browser.find_element(By.ID, "count").text == "3"
     first_link = rows[0].find_element(By.TAG_NAME, "a")
-    assert first_link.get_attribute("href") == f"{live_server.url}/sitemap-articles-1.xml"
+    assert first_link.get_attribute("href") == f"{base}/sitemap-articles-1.xml"
+    assert first_link.text == f"http://bücher.localhost:{port}/sitemap-articles-1.xml"
     assert [row.find_element(By.CLASS_NAME, "urls").text for row in rows] == ["3", "3", "1"]
     # Screenshots for the docs: SCREENSHOT_DIR=docs/images when regenerating them.
     screenshots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
@@ -151,9 +207,16 @@ def test_a_browser_shows_the_index_and_a_file_as_tables(
     rows = browser.find_elements(By.CSS_SELECTOR, "table#urls tbody tr")
     assert len(rows) == 3
     cells = [cell.text for cell in rows[0].find_elements(By.TAG_NAME, "td")]
-    assert cells[1] == f"{live_server.url}/articles/article-0/"
+    assert cells[1] == f"http://bücher.localhost:{port}/articles/grüße-ü/"
     assert cells[2] == "2024-01-03"
+    link = rows[0].find_element(By.TAG_NAME, "a").get_attribute("href")
+    assert link == f"{base}/articles/gr%C3%BC%C3%9Fe-%C3%BC/"
+    second = rows[1].find_elements(By.TAG_NAME, "td")[1].text
+    assert second == f"http://bücher.localhost:{port}/articles/article-1/"
     browser.save_screenshot(str(screenshots / "styled-sitemap-file.png"))
+    # The script's decoding is the admin's, case by case.
+    shown = browser.execute_script("return arguments[0].map(sitemapIri);", IRI_CASES)
+    assert shown == [display_url(uri) for uri in IRI_CASES]
 
 
 @pytest.mark.slow
@@ -170,7 +233,7 @@ def test_a_full_file_of_50000_urls_is_readable_in_a_browser(
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    settings.SITEMAPS_PLUS = {"BASE_URL": live_server.url, "CACHE": False}
+    settings.SITEMAPS_PLUS = {**STYLED, "BASE_URL": live_server.url}
     # Short locations: the byte budget admits the protocol's 50,000 per file.
     register(Article, lastmod_fields=["updated_at"], max_loc_length=200)
     articles(50_000, updated_at=at(3))

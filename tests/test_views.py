@@ -94,7 +94,6 @@ class TestSectionPage:
         assert_schema_valid(body)
         assert body == (
             b'<?xml version="1.0" encoding="UTF-8"?>\n'
-            b'<?xml-stylesheet type="text/xsl" href="/sitemap.xsl"?>\n'
             b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
             b"<url><loc>https://example.com/articles/article-0/</loc>"
             b"<lastmod>2024-01-07T09:00:00Z</lastmod></url>\n"

@@ -1,14 +1,18 @@
 """Template tags: ``{% load sitemaps_plus %}``.
 
 ``{% sitemap_robots_line %}`` for a robots.txt template; ``{% sitemap_sections %}``
-for the list of sections of the HTML sitemap (docs/html-sitemap.md) in any page.
+for the list of sections of the HTML sitemap (docs/html-sitemap.md) in any page;
+``|sitemap_time`` and ``|sitemap_iri`` show a time and a location to people (the
+admin overview's templates).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from django import template
+from django.utils.safestring import SafeString
 
 from django_sitemaps_plus.views import robots_sitemap_line
 
@@ -30,3 +34,20 @@ def sitemap_sections(context: dict[str, Any]) -> dict[str, Any]:
 
     request = context.get("request")
     return {"sitemap_sections": html_sitemap.summaries(request, site_context(request))}
+
+
+@register.filter
+def sitemap_time(value: dt.date | dt.datetime | str | float | None) -> SafeString:
+    """``<time datetime="ISO">`` around the value in the locale's format, in
+    the current time zone (``overview.time_element``)."""
+    from django_sitemaps_plus.overview import time_element
+
+    return time_element(value)
+
+
+@register.filter
+def sitemap_iri(value: str) -> str:
+    """A URL for people: percent-decoded UTF-8, a punycode host in Unicode."""
+    from django_sitemaps_plus.html_sitemap import display_url
+
+    return display_url(value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -113,6 +114,65 @@ class TestLastmod:
         _, body = fetch("/sitemap.xml", HTTP_HOST="www.example.com", secure=True)
         lastmods = [e.text for e in etree.fromstring(body).iterfind(".//sm:lastmod", NS)]
         assert lastmods == ["2024-05-06T07:08:09Z"]
+
+
+class TestLastmodWithoutLastPublishedAt:
+    """Live pages published before Wagtail had ``last_published_at`` (or
+    imported) have none: their latest revision's time stands in, as in
+    Wagtail's own ``Page.get_sitemap_urls``."""
+
+    def _old_page(self, tree: Tree, slug: str, revised: dt.datetime | None) -> Any:
+        page = publish(tree.home, ArticlePage(title=slug, slug=slug))
+        Page.objects.filter(pk=page.pk).update(
+            last_published_at=None, latest_revision_created_at=revised
+        )
+        page.refresh_from_db()
+        return page
+
+    def test_the_latest_revision_stands_in(self, tree: Tree) -> None:
+        revised = dt.datetime(2023, 3, 4, 5, 6, 7, tzinfo=UTC)
+        page = self._old_page(tree, "old", revised)
+        listed = entries()
+        assert listed[page.get_full_url()]["lastmod"] == "2023-03-04T05:06:07Z"
+        # What Wagtail's own sitemap says for the page.
+        wagtail = page.specific.get_sitemap_urls()[0]["lastmod"]
+        assert format_w3c(wagtail) == "2023-03-04T05:06:07Z"
+
+    def test_the_index_lists_the_files_latest_with_it(self, tree: Tree) -> None:
+        Page.objects.filter(pk=tree.home.pk).update(
+            last_published_at=dt.datetime(2022, 1, 1, tzinfo=UTC)
+        )
+        self._old_page(tree, "old", dt.datetime(2024, 2, 3, 4, 5, 6, tzinfo=UTC))
+        _, body = fetch("/sitemap.xml", HTTP_HOST="www.example.com", secure=True)
+        lastmods = [e.text for e in etree.fromstring(body).iterfind(".//sm:lastmod", NS)]
+        assert lastmods == ["2024-02-03T04:05:06Z"]
+
+    def test_a_published_time_wins_over_a_later_revision(self, tree: Tree) -> None:
+        moment = dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=UTC)
+        page = publish(tree.home, ArticlePage(title="A", slug="a"), at=moment)
+        Page.objects.filter(pk=page.pk).update(
+            latest_revision_created_at=dt.datetime(2025, 1, 1, tzinfo=UTC)
+        )
+        assert entries()[page.get_full_url()]["lastmod"] == "2024-05-06T07:08:09Z"
+
+    def test_neither_gives_no_lastmod(self, tree: Tree) -> None:
+        page = self._old_page(tree, "undated", None)
+        assert entries()[page.get_full_url()]["lastmod"] is None
+
+    def test_the_overview_counts_agree_with_the_files(self, tree: Tree) -> None:
+        from django_sitemaps_plus.location import site_context
+        from django_sitemaps_plus.registry import site as sections
+        from django_sitemaps_plus.sections import Section
+
+        self._old_page(tree, "old", dt.datetime(2023, 3, 4, tzinfo=UTC))
+        self._old_page(tree, "undated", None)
+        section = sections.get("pages")
+        assert section is not None
+        site = site_context()
+        counts = section.lastmod_counts(site)
+        assert counts == Section.lastmod_counts(section, site)
+        assert counts.total == 3 and counts.undated == 1
+        assert dt.date(2023, 3, 4) in counts.by_day
 
 
 class TestOwnUrls:

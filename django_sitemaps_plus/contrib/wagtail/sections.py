@@ -2,7 +2,8 @@
 
 The rows are the site's live, public pages (every locale's tree with
 ``WAGTAIL_I18N_ENABLED``), pages are primary key ranges of the page table as
-for any ``ModelSection``, and lastmod is ``last_published_at``. Locations
+for any ``ModelSection``, and lastmod is ``last_published_at`` (else the latest
+revision's time, as Wagtail's own sitemap has it). Locations
 are computed from ``url_path`` and the site's root paths, the way
 ``Page.get_url_parts`` computes them, without loading a page object; only
 page types that override ``get_sitemap_urls``, ``get_url_parts`` or
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -157,6 +158,12 @@ class PageSection(ModelSection):
 
     name = "pages"
     lastmod_fields: Sequence[str] = ("last_published_at",)
+    #: A live page without ``last_published_at`` (published before Wagtail
+    #: had the field, or imported): its latest revision's time, as Wagtail's
+    #: own ``Page.get_sitemap_urls`` falls back.
+    lastmod_fallbacks: Mapping[str, Sequence[str]] = {
+        "last_published_at": ("latest_revision_created_at",)
+    }
     #: Alias pages (a synced tree's untranslated copies, wagtail-localize)
     #: show another page's content: left out unless True.
     include_aliases: bool = False

@@ -8,7 +8,10 @@ Rows are made in Python from a seeded random generator and written with
 take minutes on SQLite rather than hours. Dates are spread over several years
 (timezone-aware), some articles are drafts and some products inactive (both
 must stay out of the sitemap), and some slugs are not ASCII ("über-uns",
-"café-crème") so that IRI-to-URI encoding is exercised.
+"café-crème") so that IRI-to-URI encoding is exercised. The products' images
+are a handful of small PNGs the command draws and saves to the default
+storage (``MEDIA_ROOT``), which the example serves, so every image URL the
+sitemap lists answers.
 
 The command refuses to add a second copy of the data: when articles or
 products already exist it says so and does nothing, unless ``--flush`` is
@@ -20,7 +23,9 @@ from __future__ import annotations
 import argparse
 import functools
 import random
+import struct
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -29,6 +34,8 @@ from decimal import Decimal
 from typing import Any
 
 from blog.models import Article, Comment, Tag
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.core.management.base import BaseCommand, CommandParser
 from django.core.management.color import no_style
 from django.db import connection, models, reset_queries, transaction
@@ -103,6 +110,49 @@ DEMO_USER = "demo"
 DEMO_PASSWORD = "demo-only-not-secret"
 DRAFT_SHARE = 0.06
 INACTIVE_SHARE = 0.08
+#: The product images: as many as a product's sitemap entry lists at most
+#: (``Images(max_per_url=10)`` in shop/sitemaps.py), so no entry names one twice.
+DEMO_IMAGES = 10
+DEMO_IMAGE_SIZE = 96
+#: One colour per image (RGB), a lighter band across each.
+DEMO_IMAGE_COLOURS = [
+    (65, 118, 144), (200, 90, 60), (90, 150, 80), (160, 110, 170), (220, 170, 50),
+    (70, 70, 80), (40, 150, 160), (190, 60, 110), (120, 100, 70), (100, 130, 200),
+]  # fmt: skip
+
+
+def demo_image_name(number: int) -> str:
+    """The storage name of demo image ``number`` (1 to ``DEMO_IMAGES``)."""
+    return f"products/demo-{number}.png"
+
+
+def demo_png(number: int) -> bytes:
+    """Demo image ``number``: a small square PNG, one colour with a diagonal band."""
+    red, green, blue = DEMO_IMAGE_COLOURS[(number - 1) % len(DEMO_IMAGE_COLOURS)]
+    light = bytes((min(255, red + 80), min(255, green + 80), min(255, blue + 80)))
+    dark = bytes((red, green, blue))
+    size = DEMO_IMAGE_SIZE
+    rows = b"".join(
+        # Each row: filter type 0, then its pixels.
+        b"\x00" + b"".join(light if abs(x - y) < size // 6 else dark for x in range(size))
+        for y in range(size)
+    )
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        )
+
+    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)  # 8-bit RGB
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows, 9))
+        + chunk(b"IEND", b"")
+    )
 
 
 def non_negative_int(value: str) -> int:
@@ -380,9 +430,19 @@ class Command(BaseCommand):
 
     # -- shop -------------------------------------------------------------------
 
+    def demo_images(self) -> None:
+        """Save the demo images to the default storage, where missing."""
+        for number in range(1, DEMO_IMAGES + 1):
+            name = demo_image_name(number)
+            if not default_storage.exists(name):
+                saved = default_storage.save(name, ContentFile(demo_png(number)))
+                assert saved == name, f"the storage saved {name} as {saved}"
+
     def seed_shop(self, count: int, images_per_product: int, batch_size: int) -> int:
         if count == 0:
             return 0
+        if images_per_product:
+            self.demo_images()
         rng = self.rng
         categories = Category.objects.bulk_create(
             [Category(name=name, slug=slugify(name, allow_unicode=True)) for name in CATEGORIES]
@@ -412,12 +472,14 @@ class Command(BaseCommand):
             images: list[ProductImage] = []
             with explicit_dates(Product._meta.get_field("modified")), transaction.atomic():
                 Product.objects.bulk_create(products)
-                for product in products:
+                for position, product in enumerate(products, start=start):
                     for index in range(rng.randint(0, 2 * images_per_product)):
+                        # Consecutive products start at different images.
+                        number = (position + index) % DEMO_IMAGES + 1
                         images.append(
                             ProductImage(
                                 product_id=product.pk,
-                                image=f"products/{product.slug}-{index + 1}.jpg",
+                                image=demo_image_name(number),
                                 uploaded_at=self.random_past(product.modified),
                             )
                         )
