@@ -614,13 +614,14 @@ def _model_section_errors(section: Any, label: str) -> list[CheckMessage]:
     errors: list[CheckMessage] = []
     model = section.get_model()
     try:
-        LastmodSpec(model, section.lastmod_fields)
+        LastmodSpec(model, section.lastmod_fields, section.lastmod_fallbacks)
     except LastmodFieldError as exc:
         errors.append(
             Error(
                 f"{label}: {exc}.",
                 hint="lastmod_fields names DateField/DateTimeField paths, e.g. "
-                "'updated_at' or 'comments__created_at'.",
+                "'updated_at' or 'comments__created_at'; lastmod_fallbacks maps one of "
+                "them (an own field) to own fields of the same kind.",
                 obj=section,
                 id=f"{ID}.E001",
             )

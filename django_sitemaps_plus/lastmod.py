@@ -256,6 +256,12 @@ class LastmodSpec:
     ) -> None:
         self.model = model
         fallbacks = fallbacks or {}
+        unknown = sorted(set(fallbacks) - set(fields))
+        if unknown:
+            raise LastmodFieldError(
+                f"lastmod_fallbacks of {model._meta.label} name {', '.join(map(repr, unknown))}, "
+                "not in lastmod_fields"
+            )
         self.paths = [
             with_fallbacks(model, resolve_lastmod_path(model, name), fallbacks.get(name, ()))
             for name in fields

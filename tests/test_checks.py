@@ -31,6 +31,29 @@ def test_e001_unknown_or_non_date_lastmod_field(registry, fields):
     assert ids() == ["sitemaps_plus.E001"]
 
 
+@pytest.mark.parametrize(
+    "fallbacks",
+    [
+        {"updated_at": ["nope"]},
+        {"updated_at": ["published_on"]},  # a date standing in for a datetime
+        {"updated_at": ["author__joined"]},  # not an own field
+        {"content_changed_at": ["updated_at"]},  # not in lastmod_fields
+    ],
+)
+def test_e001_bad_lastmod_fallbacks(registry, fallbacks):
+    register(Article, lastmod_fields=["updated_at"], lastmod_fallbacks=fallbacks)
+    assert ids() == ["sitemaps_plus.E001"]
+
+
+def test_e001_not_raised_for_good_lastmod_fallbacks(registry):
+    register(
+        Article,
+        lastmod_fields=["updated_at"],
+        lastmod_fallbacks={"updated_at": ["content_changed_at"]},
+    )
+    assert ids() == []
+
+
 def test_e002_no_get_absolute_url_nor_location(registry):
     register(NoUrl)
     assert ids() == ["sitemaps_plus.E002"]
