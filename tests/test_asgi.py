@@ -396,6 +396,7 @@ def seeded(tmp_path_factory) -> Path:
     ],
     ids=["uvicorn", "hypercorn"],
 )
+@pytest.mark.slow
 def test_a_real_asgi_server_streams_the_file(seeded, command):
     with server(command, seeded) as (port, process):
         # The index first, as a crawler reads it: it lays the section out
@@ -415,6 +416,7 @@ def test_a_real_asgi_server_streams_the_file(seeded, command):
 UVICORN = ["uvicorn", "tests.asgi:application", "--port", "{port}", "--log-level", "warning"]
 
 
+@pytest.mark.slow
 def test_a_real_asgi_server_streams_a_cold_cached_file_and_stores_it(seeded):
     with server(UVICORN, seeded, register="cached") as (port, _):
         # A client that leaves after the first bytes: nothing half stored.
@@ -433,6 +435,7 @@ def test_a_real_asgi_server_streams_a_cold_cached_file_and_stores_it(seeded):
     assert first_byte < 0.5 * total, (first_byte, total)
 
 
+@pytest.mark.slow
 def test_a_cold_file_is_rendered_once_under_concurrent_requests(seeded):
     import threading
 

@@ -476,6 +476,7 @@ class TestInvalidation:
         Article.objects.filter(pk=1).update(slug="fresh", updated_at=at(2))
         assert "fresh" in fetch("/sitemap-articles-1.xml")[1].decode()
 
+    @pytest.mark.slow
     def test_time_based_content_expires(self, cached, counted):
         # Three seconds: Memcached counts a timeout in whole seconds, so an
         # entry stored for one second may be gone before the next request.

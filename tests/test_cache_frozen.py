@@ -68,6 +68,7 @@ def _sitemap_cache(port: int, **options: float) -> dict[str, object]:
     return {"BACKEND": REDIS, "LOCATION": f"redis://127.0.0.1:{port}/0", "OPTIONS": options}
 
 
+@pytest.mark.slow
 def test_a_frozen_cache_costs_a_request_its_timeout_only(settings, registry, redis_server):
     process, port = redis_server
     settings.CACHES = {
