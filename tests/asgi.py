@@ -1,8 +1,9 @@
 """ASGI application of the test project, for the real-server tests (test_asgi.py).
 
 ``SITEMAPS_TEST_REGISTER=articles`` registers the articles section;
-``=cached`` the same with the cache on (local memory: one server process), and
-a wait for another request's render lock longer than any test waits;
+``=cached`` the same with the cache on (local memory: one server process), a
+wait for another request's render lock longer than any test waits, and
+``/invalidate/``, which makes the section's cached files stale;
 ``=counted`` a section that counts its renders, read at ``/renders/``, with the
 cache on (local memory: one server process).
 
@@ -58,6 +59,11 @@ if mode in ("articles", "cached"):
     from tests.testapp.models import Article
 
     if mode == "cached":
+        from django.http import HttpRequest, HttpResponse
+        from django.urls import clear_url_caches, include, path
+
+        from django_sitemaps_plus import cache as sitemap_cache
+
         settings.SITEMAPS_PLUS = {
             "BASE_URL": "https://example.com",
             "CACHE": True,
@@ -66,6 +72,14 @@ if mode in ("articles", "cached"):
             "CACHE_LOCK_WAIT": 600.0,
             "CACHE_LOCK_TIMEOUT": 600,
         }
+
+        def invalidate(request: HttpRequest) -> HttpResponse:
+            sitemap_cache.invalidate("articles")
+            return HttpResponse("invalidated")
+
+        settings.ROOT_URLCONF = __name__
+        urlpatterns = [path("invalidate/", invalidate), path("", include("tests.urls"))]
+        clear_url_caches()
     hold = os.environ.get("SITEMAPS_TEST_HOLD")
     if hold:
 
