@@ -4,10 +4,11 @@
 ``=cached`` the same with the cache on (local memory: one server process), a
 wait for another request's render lock longer than any test waits, and
 ``/invalidate/``, which makes the section's cached files stale;
-``=counted`` a section that counts its renders, read at ``/renders/``, with the
-cache on (local memory: one server process).
+``=counted`` a section that counts its renders and the waits for another
+request's render, read at ``/renders/``, with the cache on (local memory: one
+server process) and the same long wait for a render lock.
 
-``SITEMAPS_TEST_HOLD=DIRECTORY`` (articles, cached): a render that starts while
+``SITEMAPS_TEST_HOLD=DIRECTORY`` (any of them): a render that starts while
 ``DIRECTORY/armed`` exists removes it, and once it has rendered ``HOLD_AT``
 URLs creates ``DIRECTORY/reached`` and waits until ``DIRECTORY/go`` exists
 (for longer than a test's client waits for an answer: a client left waiting
@@ -51,6 +52,16 @@ def _held(entries: Iterator[str], hold: Path) -> Iterator[str]:
         yield entry
 
 
+def _entries(entries: Iterator[str]) -> Iterator[str]:
+    """A render's entries, held as ``SITEMAPS_TEST_HOLD`` asks (if it is set)."""
+    hold = os.environ.get("SITEMAPS_TEST_HOLD")
+    return _held(entries, Path(hold)) if hold else entries
+
+
+# A request that found the lock of a holder that never frees it would wait past
+# the test client's timeout: the test fails.
+LONG_LOCK = {"CACHE_LOCK_WAIT": 600.0, "CACHE_LOCK_TIMEOUT": 600}
+
 mode = os.environ.get("SITEMAPS_TEST_REGISTER")
 if mode in ("articles", "cached"):
     from django.conf import settings
@@ -64,14 +75,7 @@ if mode in ("articles", "cached"):
 
         from django_sitemaps_plus import cache as sitemap_cache
 
-        settings.SITEMAPS_PLUS = {
-            "BASE_URL": "https://example.com",
-            "CACHE": True,
-            # A request that found the lock of a holder that never frees it
-            # would wait past the test client's timeout: the test fails.
-            "CACHE_LOCK_WAIT": 600.0,
-            "CACHE_LOCK_TIMEOUT": 600,
-        }
+        settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True, **LONG_LOCK}
 
         def invalidate(request: HttpRequest) -> HttpResponse:
             sitemap_cache.invalidate("articles")
@@ -80,18 +84,14 @@ if mode in ("articles", "cached"):
         settings.ROOT_URLCONF = __name__
         urlpatterns = [path("invalidate/", invalidate), path("", include("tests.urls"))]
         clear_url_caches()
-    hold = os.environ.get("SITEMAPS_TEST_HOLD")
-    if hold:
 
-        class Held(ModelSection):
-            name = "articles"
+    class Held(ModelSection):
+        name = "articles"
 
-            def page_entries(self, number, site, info=None):  # type: ignore[no-untyped-def]
-                return _held(iter(super().page_entries(number, site, info)), Path(hold))
+        def page_entries(self, number, site, info=None):  # type: ignore[no-untyped-def]
+            return _entries(iter(super().page_entries(number, site, info)))
 
-        register(Article)(Held)
-    else:
-        register(Article)
+    register(Article)(Held)
 elif mode == "counted":
     from django.conf import settings
     from django.http import HttpRequest, HttpResponse
@@ -118,15 +118,14 @@ elif mode == "counted":
 
         def page_entries(self, number, site, info=None):  # type: ignore[no-untyped-def]
             renders[0] += 1
-            time.sleep(0.5)  # long enough for every request to arrive meanwhile
-            yield from super().page_entries(number, site, info)
+            yield from _entries(iter(super().page_entries(number, site, info)))
 
     register(Article)(Counted)
 
     def count(request: HttpRequest) -> HttpResponse:
         return HttpResponse(f"{renders[0]} {waits[0]}")
 
-    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True, **LONG_LOCK}
     settings.ROOT_URLCONF = __name__
     urlpatterns = [path("renders/", count), path("", include("tests.urls"))]
     clear_url_caches()

@@ -383,12 +383,17 @@ def _get(port: int, path: str) -> tuple[int, bytes]:
         connection_.close()
 
 
-def _appears(path: Path) -> None:
-    """Wait until the server creates ``path`` (a minute at most: a hang fails)."""
+def _until(condition: Any, what: str) -> None:
+    """Wait until ``condition()`` holds (a minute at most: a hang fails)."""
     deadline = time.monotonic() + 60
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
+    while not condition():
+        assert time.monotonic() < deadline, f"never: {what}"
         time.sleep(0.01)
+
+
+def _appears(path: Path) -> None:
+    """Wait until the server creates ``path``, and remove it."""
+    _until(path.exists, f"{path} appears")
     path.unlink()
 
 
@@ -473,29 +478,32 @@ def test_a_real_asgi_server_streams_a_cold_cached_file_and_stores_it(seeded, tmp
 
 
 @pytest.mark.slow
-def test_a_cold_file_is_rendered_once_under_concurrent_requests(seeded):
+def test_a_cold_file_is_rendered_once_under_concurrent_requests(seeded, tmp_path):
     import threading
 
     command = ["uvicorn", "tests.asgi:application", "--port", "{port}", "--log-level", "warning"]
     statuses: list[int] = []
-    with server(command, seeded, register="counted") as (port, _):
+    with server(command, seeded, register="counted", hold=tmp_path) as (port, _):
         barrier = threading.Barrier(20)
 
         def get() -> None:
             barrier.wait()
             statuses.append(_get(port, "/sitemap-counted-1.xml")[0])
 
+        # The first render is held midway until the 19 others wait for it.
+        (tmp_path / "armed").touch()
         threads = [threading.Thread(target=get) for _ in range(20)]
         for thread in threads:
             thread.start()
+        _appears(tmp_path / "reached")
+        _until(lambda: _get(port, "/renders/")[1] == b"1 19", "19 requests waiting")
+        (tmp_path / "go").touch()
         for thread in threads:
             thread.join(timeout=60)
         renders = _get(port, "/renders/")[1]
     assert statuses == [200] * 20
-    rendered, waited = map(int, renders.split())
-    # The requests ran at once (some waited on the lock), and one rendered.
-    assert rendered == 1
-    assert waited >= 1
+    # The requests ran at once, one rendered and the others waited for it.
+    assert renders == b"1 19"
 
 
 # A cold file, streamed while it is stored ---------------------------------------
