@@ -112,6 +112,7 @@ def test_anonymous_users_get_the_admin_login(admin_site):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_in_a_real_browser(admin_site, live_server, settings, browser, tmp_path):
     import os
     from pathlib import Path

@@ -19,6 +19,9 @@ import pytest
 
 from tests.utils import require_reference
 
+# Subprocesses: run by .ci/run and ./tests/run --all, skipped by ./tests/run.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -52,6 +52,7 @@ def pages(registry) -> None:
 
 
 class TestOneBuildAtATime:
+    @pytest.mark.slow
     def test_a_build_in_another_process_holds_the_directory(self, pages, out):
         out.mkdir()
         holder = subprocess.Popen(
@@ -76,6 +77,7 @@ class TestOneBuildAtATime:
         # Released when the holder ends (however it ends): the next build runs.
         assert "sitemap.xml" in build(FileSystemStorage(location=str(out))).written
 
+    @pytest.mark.slow
     def test_a_killed_holder_frees_the_lock(self, pages, out):
         out.mkdir()
         holder = subprocess.Popen(

@@ -476,6 +476,7 @@ class TestInvalidation:
         Article.objects.filter(pk=1).update(slug="fresh", updated_at=at(2))
         assert "fresh" in fetch("/sitemap-articles-1.xml")[1].decode()
 
+    @pytest.mark.slow
     def test_time_based_content_expires(self, cached, counted):
         # Three seconds: Memcached counts a timeout in whole seconds, so an
         # entry stored for one second may be gone before the next request.
@@ -487,13 +488,16 @@ class TestInvalidation:
         Client().get("/sitemap-counted-1.xml")
         assert counted.renders == 2
 
-    def test_entry_timeout_is_max_age_capped_by_expiry(self, cached):
+    def test_entry_timeout_is_max_age_capped_by_expiry(self, cached, monkeypatch):
+        # The clock stands still: no second may pass between the lines.
+        now = timezone.now()
+        monkeypatch.setattr(sitemap_cache.timezone, "now", lambda: now)
         assert sitemap_cache._timeout(None) == 3600
-        soon = timezone.now() + dt.timedelta(seconds=90)
-        assert 89 <= sitemap_cache._timeout(soon) <= 90
+        assert sitemap_cache._timeout(now + dt.timedelta(seconds=90)) == 90
+        assert sitemap_cache._timeout(now + dt.timedelta(seconds=89.5)) == 90
         cached.SITEMAPS_PLUS = {**CACHED, "CACHE_TIMEOUT": None}
         assert sitemap_cache._timeout(None) is None
-        assert sitemap_cache._timeout(timezone.now() - dt.timedelta(seconds=5)) == 1
+        assert sitemap_cache._timeout(now - dt.timedelta(seconds=5)) == 1
 
 
 class TestSites:
@@ -897,7 +901,7 @@ class TestLocking:
         assert counted.renders == 1
         assert bodies[0] == bodies[1] and b"/about/" in bodies[0]
 
-    def test_dead_lock_holder_costs_a_bounded_wait(self, settings, counted, monkeypatch):
+    def test_dead_lock_holder_costs_a_bounded_wait(self, settings, counted, monkeypatch, caplog):
         settings.SITEMAPS_PLUS = {**CACHED, "CACHE_LOCK_WAIT": 0.3}
         request_path = "/sitemap-counted-1.xml"
         original = sitemap_cache._lookup
@@ -912,10 +916,21 @@ class TestLocking:
             return where
 
         monkeypatch.setattr(sitemap_cache, "_lookup", lookup)
-        started = time.monotonic()
+        polls: list[float] = []
+        real_delays = sitemap_cache._poll_delays
+
+        def delays() -> Iterator[float]:
+            for delay in real_delays():
+                polls.append(delay)
+                yield delay
+
+        monkeypatch.setattr(sitemap_cache, "_poll_delays", delays)
         response = Client().get(request_path)
         assert response.status_code == 200
-        assert 0.25 <= time.monotonic() - started < 5
+        # It waited (polled) for the dead holder, gave up once CACHE_LOCK_WAIT
+        # ran out, and rendered the file itself, once.
+        assert polls
+        assert caplog.text.count("holds the render lock of /sitemap-counted-1.xml") == 1
         assert counted.renders == 1
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-pytestmark = pytest.mark.cache
+# A subprocess serves while another saves: slow (.ci/run, ./tests/run --all).
+pytestmark = [pytest.mark.cache, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[1]
 

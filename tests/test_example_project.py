@@ -18,6 +18,9 @@ from typing import Any
 
 import pytest
 
+# Subprocesses: run by .ci/run and ./tests/run --all, skipped by ./tests/run.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "example_project"
 BASE_URL = "https://demo.example"

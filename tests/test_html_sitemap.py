@@ -305,6 +305,7 @@ def test_checks_accept_the_defaults_and_good_values(settings):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_in_a_real_browser(html_site, live_server, settings, browser, tmp_path):
     import os
     from pathlib import Path

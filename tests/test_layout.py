@@ -110,6 +110,7 @@ def test_the_signature_names_no_address_and_no_private_state():
     assert layout.signature(Tags(extensions=[extension]), SITE) == signature
 
 
+@pytest.mark.slow
 def test_the_signature_is_the_same_in_another_process():
     """Sets and mappings sorted, functions and enums by name: another process
     (another hash seed) computes the same text."""

@@ -177,6 +177,7 @@ IRI_CASES = [
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_a_browser_shows_the_index_and_a_file_as_tables(
     live_server, settings, registry, browser, tmp_path
 ):

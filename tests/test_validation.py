@@ -519,6 +519,7 @@ class TestLimits:
         sitemaps = "".join(f"<sitemap><loc>{SITE}/s{i}.xml</loc></sitemap>" for i in range(50_001))
         assert validate(index(sitemaps), follow=False).rule_ids() == {"SM502"}
 
+    @pytest.mark.slow
     def test_gzip_bomb_stops_at_the_limit_with_flat_memory(self, tmp_path):
         padding = (b"<!--" + b" " * 1_000 + b"-->\n") * (protocol.MAX_FILE_BYTES // 1_000)
         bomb = gzip.compress(CLEAN.replace(b"</urlset>", padding + b"</urlset>"), 1)
@@ -635,6 +636,7 @@ class TestHostileInput:
         report = validate(f"{DECL}{comment}{doctype}{body}".encode())
         assert report.rule_ids() == {"SM111"}
 
+    @pytest.mark.slow
     def test_many_stray_elements_do_not_accumulate(self, tmp_path):
         stray = b'<x:p xmlns:x="urn:x"/>' * 250_000
         data = CLEAN.replace(b"<url>", stray + b"<url>").replace(b"</urlset>", stray + b"</urlset>")

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.demo import listed_paths, run
+
+# Subprocesses: run by .ci/run and ./tests/run --all, skipped by ./tests/run.
+pytestmark = pytest.mark.slow
 
 SETTINGS = "djangocms_demo.settings"
 
