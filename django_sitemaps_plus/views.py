@@ -399,10 +399,10 @@ def legacy_section(request: HttpRequest, section: str) -> HttpResponseBase:
     Sitemaps submitted to Search Console and named in robots.txt while the
     site used contrib keep working after the migration (docs/migration.md).
     """
-    page = request.GET.get("p", "1")
-    if not page.isdigit() or int(page) < 1:
+    page = names.page_number(request.GET.get("p", "1"))
+    if page is None:
         raise Http404("No such sitemap page.")
-    target = reverse(_url_name(request, "section"), kwargs={"section": section, "page": int(page)})
+    target = reverse(_url_name(request, "section"), kwargs={"section": section, "page": page})
     return HttpResponsePermanentRedirect(target)
 
 
