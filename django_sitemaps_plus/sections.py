@@ -9,7 +9,9 @@ fields and keyset (primary key range) pagination; ``ContribSection``
 Every section answers three questions for the views, each in a constant
 number of queries: which pages exist and their lastmod (``index_pages``),
 what one page's lastmod is (``page_info``), and the page's ``<url>`` entries
-(``page_entries``), streamed.
+(``page_entries``), streamed. What an index lists is ``listed_pages``: the
+pages of ``index_pages`` without any that would have no URL (a sample read
+shows the section's items give URLs).
 
 What a section asks its parts: ``render`` writes rows as entries, ``reads``
 reads a page's rows, ``blocks`` gives a model section's key blocks in SQL,

@@ -94,8 +94,10 @@ def test_the_sites_urls_answer_with_the_cache_on_or_off(site, settings, settings
     settings.SITEMAPS_PLUS = {**settings_value, "ROBOTS_TXT": True}
     for url in ["/sitemap.xml", "/sitemap.txt", "/sitemap-articles-1.xml",
                 "/sitemap-articles-2.txt", "/sitemap/", "/sitemap/articles/", "/robots.txt",
-                "/sitemap.xml?p=2", "/sitemap.txt?p=%C2%B2"]:  # fmt: skip
+                "/sitemap.xml?p=2", "/sitemap.txt?p=%C2%B2", "/sitemap.xsl",
+                "/sitemap.xsl?p=0", "/sitemap/articles/2/"]:  # fmt: skip
         assert get(url) == 200, url
+    assert get("/sitemap/articles/1/") == 301
     for url in ["/sitemap-articles-3.xml", "/sitemap-articles-3.txt", "/sitemap/articles/3/",
                 f"/sitemap-articles-{names.MAX_PAGE}.xml"]:  # fmt: skip
         assert get(url) == 404, url
