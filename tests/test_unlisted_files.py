@@ -91,10 +91,25 @@ def test_a_section_whose_every_location_fails_is_not_listed(registry, caplog, se
     assert text.decode().split() == [f"https://example.com/articles/article-{i}/" for i in (0, 1)]
 
 
-def test_only_broken_sections_make_no_index(registry):
+@pytest.mark.parametrize("cache", [False, True], ids=["uncached", "cached"])
+def test_only_broken_sections_make_no_index(registry, settings, cache):
+    settings.SITEMAPS_PLUS = {"CACHE": cache}
     register(MissingPages)
-    assert Client().get("/sitemap.xml").status_code == 404
-    assert Client().get("/sitemap.txt").status_code == 404
+    for _ in range(2):  # cached: nothing stored is served on the second
+        assert Client().get("/sitemap.xml").status_code == 404
+        assert Client().get("/sitemap.txt").status_code == 404
+        assert Client().get("/sitemap-pages-1.xml").status_code == 404
+
+
+def test_under_asgi_the_index_leaves_a_broken_section_out(registry, settings):
+    from tests.test_asgi import asgi_get
+
+    settings.SITEMAPS_PLUS = {"CACHE": True}
+    register(MissingPages)
+    register(SomeMissing)
+    response, body = asgi_get("/sitemap.xml")
+    assert response.status_code == 200
+    assert locs(body) == ["https://example.com/sitemap-some-1.xml"]
 
 
 def test_a_section_with_some_failing_items_keeps_its_file(registry, caplog):
