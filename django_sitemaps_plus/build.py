@@ -390,7 +390,7 @@ def _build(
     old = {} if force else dict(previous)
     writer = _Writer(storage, prefix, gzip, old, result, renew)
 
-    plan = [(section, page) for section in registry for page in section.index_pages(site)]
+    plan = [(section, page) for section in registry for page in section.listed_pages(site)]
     if len(plan) > protocol.MAX_SITEMAPS_PER_INDEX:
         # Before anything is rendered: the index lists one entry per file.
         raise ValueError(

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Sequence
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from functools import partial
+from itertools import islice
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -566,8 +567,15 @@ def check_sections(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
             errors.extend(_model_section_errors(section, label))
         elif isinstance(section, ContribSection):
             errors.extend(_unordered_warning(label, section.sitemap.items))
+            sitemap = section.sitemap
+            # Contrib's own calls: (item, language) pairs when i18n is on.
+            items = getattr(sitemap, "_items", sitemap.items)
+            locate = getattr(sitemap, "_location", sitemap.location)
+            errors.extend(_location_warning(label, items, locate))
         else:
-            errors.extend(_unordered_warning(label, partial(call_with_site, section.items, None)))
+            items = partial(call_with_site, section.items, None)
+            errors.extend(_unordered_warning(label, items))
+            errors.extend(_location_warning(label, items, section.location))
     return errors
 
 
@@ -587,13 +595,65 @@ def _items_without_queries(items: Callable[[], Any]) -> Any:
     one that queries (``list(...)``, a count) is not, and its query is refused
     before it reaches the database.
     """
-    with ExitStack() as stack:
-        for connection in connections.all():
-            stack.enter_context(connection.execute_wrapper(_refuse_query))
+    with _queries_refused():
         try:
             return items()
         except (_QueryRefused, DatabaseError):
             return None
+
+
+@contextmanager
+def _queries_refused() -> Iterator[None]:
+    """Every query on every connection raises ``_QueryRefused`` in the block."""
+    with ExitStack() as stack:
+        for connection in connections.all():
+            stack.enter_context(connection.execute_wrapper(_refuse_query))
+        yield
+
+
+#: Items whose ``location()`` W008 tries: the first of ``items()``.
+LOCATION_SAMPLE = 10
+
+
+def _location_warning(
+    label: str, items_method: Callable[[], Any], locate: Callable[[Any], Any]
+) -> list[CheckMessage]:
+    """W008: ``location()`` raised for every item of a sample (the first
+    ``LOCATION_SAMPLE`` of ``items()``), so the section's files would list
+    no URL: the index leaves them out (``Section.listed_pages``), and the
+    site owner should know. Only items that come without a query (a list of
+    URL names or paths) are sampled; a location that queries is not judged."""
+    failures: list[str] = []
+    with _queries_refused():
+        try:
+            items = items_method()
+            if isinstance(items, models.QuerySet):
+                return []
+            sample = list(islice(items, LOCATION_SAMPLE))
+            for item in sample:
+                try:
+                    locate(item)
+                except (_QueryRefused, DatabaseError):
+                    return []
+                except Exception as exc:
+                    failures.append(f"{item!r} ({type(exc).__name__}: {exc})")
+                else:
+                    return []
+        except Exception:  # items() queried or failed: not this check's to judge
+            return []
+    if not failures:
+        return []
+    shown = "; ".join(failures[:3]) + ("; ..." if len(failures) > 3 else "")
+    return [
+        Warning(
+            f"{label}: location() failed for each of the first {len(failures)} items "
+            f"of items(): {shown}. Its files would list no URL, so the index leaves "
+            "them out (and an error is logged when it does).",
+            hint="Fix location() or get_absolute_url(), or the URL names items() lists: "
+            "each must be a URL name of this project's URLconf (or a path).",
+            id=f"{ID}.W008",
+        )
+    ]
 
 
 def _unordered_warning(label: str, items_method: Callable[[], Any]) -> list[CheckMessage]:

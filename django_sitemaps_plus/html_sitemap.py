@@ -6,7 +6,7 @@ Include ``django_sitemaps_plus.html_urls`` (``path("sitemap/", include(...))``);
 list of sections in any page.
 
 Everything is read through the sections' engine API, as the XML views read
-it: ``index_pages(site)`` for the counts (the queries of ``/sitemap.xml``),
+it: ``listed_pages(site)`` for the counts (the queries of ``/sitemap.xml``),
 and ``page_entries(number, site, info)`` for one file's URLs. An HTML page is
 a slice of one of the section's files (a file of 50,000 URLs is 100 HTML
 pages of 500), so page N costs the index's query and one file's rows up to
@@ -101,7 +101,7 @@ def summaries(request: HttpRequest | None, site: SiteContext) -> list[SectionSum
     """Every registered section with its counts: the queries of the XML index."""
     found = []
     for section in registry:
-        pages = section.index_pages(site)
+        pages = section.listed_pages(site)
         name = section.get_name()
         found.append(
             SectionSummary(
@@ -243,7 +243,7 @@ def section(request: HttpRequest, section: str, page: int = 1) -> HttpResponse:
         raise Http404("No such sitemap section.")
     site = site_context(request)
     size = conf.HTML_SITEMAP_PAGE_SIZE
-    pages = found.index_pages(site)
+    pages = found.listed_pages(site)
     located = locate(pages, size, page)
     if located is None:
         raise Http404("No such page of this sitemap section.")

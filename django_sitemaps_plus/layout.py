@@ -245,7 +245,32 @@ def measured_items(section: Section, items: Any, site: SiteContext) -> list[pagi
 
     # One block: the positions of a list are never laid out again in part.
     units = [unit for _, unit in pagination.pieces(measured(), sys.maxsize)]
-    return pagination.pack(units, section.get_limit(), section.measured_room(), sys.maxsize)
+    return pack_measured(section, units, sys.maxsize)
+
+
+def pack_measured(
+    section: Section, units: Sequence[pagination.Unit], end_key: int
+) -> list[pagination.Span]:
+    """A measured section's files (``pagination.pack``). A file holds only
+    rows that render: when none does (every ``location()`` failed, each
+    logged), the section has rows and no file, and an error says so."""
+    spans = pagination.pack(units, section.get_limit(), section.measured_room(), end_key)
+    if units and not spans:
+        no_url_error(section, "it", "the section")
+    return spans
+
+
+def no_url_error(section: Section, where: str, left_out: str) -> None:
+    """The error logged when no item of ``where`` (the section, or some of
+    its files) gives a URL, so the index leaves ``left_out`` out."""
+    logger.error(
+        "Sitemap section %r: no item of %s gives a URL (each location() failed or gave "
+        "one that cannot be listed: see the warnings that name them), so the index "
+        "leaves %s out.",
+        section.get_name(),
+        where,
+        left_out,
+    )
 
 
 #: Blocks whose measured pieces share one cache entry (a shelf): a

@@ -9,7 +9,9 @@ fields and keyset (primary key range) pagination; ``ContribSection``
 Every section answers three questions for the views, each in a constant
 number of queries: which pages exist and their lastmod (``index_pages``),
 what one page's lastmod is (``page_info``), and the page's ``<url>`` entries
-(``page_entries``), streamed.
+(``page_entries``), streamed. What an index lists is ``listed_pages``: the
+pages of ``index_pages`` without any that would have no URL (a sample read
+shows the section's items give URLs).
 
 What a section asks its parts: ``render`` writes rows as entries, ``reads``
 reads a page's rows, ``blocks`` gives a model section's key blocks in SQL,
@@ -32,7 +34,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from django.core.exceptions import ImproperlyConfigured, ObjectDoesNotExist
-from django.db import models
+from django.db import DatabaseError, models
 from django.db.models import Count
 from django.db.models.functions import Cast
 from django.urls import NoReverseMatch, reverse
@@ -443,12 +445,33 @@ class Section:
 
     def _location_url(self, item: Any, site: SiteContext) -> str | None:
         """``location(item)`` made absolute, or None (logged) when it can't be listed."""
+        location = self._located(item)
+        return None if location is None else self._absolute(item, location, site)
+
+    def _located(self, item: Any) -> Any:
+        """``location(item)``, or None (logged) when it raised: one item whose
+        URL does not reverse, or whose ``get_absolute_url()`` fails, is left
+        out, never the file. A database error is the request's (a 503)."""
         try:
-            location = self.location(item)
-        except NoReverseMatch as exc:
-            self._drop(item, f"does not reverse: {exc}")
+            return self.location(item)
+        except DatabaseError:
+            raise
+        except Exception as exc:
+            self._location_failed(item, exc)
             return None
-        return self._absolute(item, location, site)
+
+    def _location_failed(self, item: Any, exc: Exception) -> None:
+        """Log an item left out because its ``location()`` raised ``exc``."""
+        if isinstance(exc, NoReverseMatch):
+            self._drop(item, f"does not reverse: {exc}")
+        else:
+            logger.warning(
+                "Sitemap section %r: location(%r) raised %s; not listed.",
+                self.get_name(),
+                item,
+                type(exc).__name__,
+                exc_info=exc,
+            )
 
     def _absolute(self, item: Any, location: str, site: SiteContext) -> str | None:
         url, why = absolute_location(location, site)
@@ -469,8 +492,10 @@ class Section:
         for item in items:
             try:
                 append(location(item))
-            except NoReverseMatch as exc:
-                self._drop(item, f"does not reverse: {exc}")
+            except DatabaseError:
+                raise
+            except Exception as exc:  # one item is left out, never the file (``_located``)
+                self._location_failed(item, exc)
                 append(None)
         urls: list[str | None] | None = absolute_paths(locations, site)  # type: ignore[assignment]
         if urls is not None:
@@ -535,6 +560,49 @@ class Section:
                 )
             )
         return pages
+
+    def listed_pages(
+        self, site: SiteContext, pages: Sequence[PageInfo] | None = None
+    ) -> list[PageInfo]:
+        """The files an index lists: ``index_pages(site)`` (or ``pages``,
+        what it gave) without the files that would have no URL, which answer
+        404 (``views._first_or_404``).
+
+        A file whose layout measured its entries (``entry_bytes``) has the
+        URLs it counts. The others were counted from their rows, not from
+        what the rows render: the first of them is the sample, read up to
+        its first URL (a healthy section: its first batch of rows, one
+        query at most, none for a list of items). When it has none (its
+        items' ``location()`` all failed, each logged), the section's items
+        may all fail: each of those files is read up to its first URL, and
+        the ones without are left out, with an error logged.
+        """
+        if pages is None:
+            pages = self.index_pages(site)
+        listed = [page for page in pages if page.url_count > 0]
+        counted = [page for page in listed if page.entry_bytes is None]
+        if counted and not self._has_url(counted[0], site):
+            empty = [counted[0], *(page for page in counted[1:] if not self._has_url(page, site))]
+            listed = [page for page in listed if page not in empty]
+        if len(listed) < len(pages):
+            left_out = ", ".join(str(page.number) for page in pages if page not in listed)
+            layout.no_url_error(
+                self, f"file {left_out}", "those files" if listed else "the section"
+            )
+        return listed
+
+    def _has_url(self, page: PageInfo, site: SiteContext) -> bool:
+        """Whether file ``page`` lists at least one URL, read up to it: its
+        rows' locations, as its text file lists them (an extension's data is
+        fetched only when it gives the URLs, as hreflang does)."""
+        locations = iter(self.page_locations(page.number, site, page))
+        try:
+            return next(locations, None) is not None
+        finally:
+            # Its rows' cursor (a PostgreSQL read in a transaction) ends here.
+            close = getattr(locations, "close", None)
+            if close is not None:
+                close()
 
     def _span_lastmods(self, items: models.QuerySet[Any], span: pagination.Span) -> list[Any]:
         """The lastmod of each item of ``span`` (rows streamed, never held)."""
@@ -813,7 +881,7 @@ class ModelSection(Section):
         urls = sum(self.figure_urls(f) for f in figures.values())
         if self.measures_files() and not self.fits_unmeasured(urls):
             units = layout.measured_units(self, figures, width, site)
-            return pagination.pack(units, self.get_limit(), self.measured_room(), end_key)
+            return layout.pack_measured(self, units, end_key)
         units = [
             pagination.Unit(block * width, self.figure_urls(f), 0, f.lastmod, f.undated)
             for block, f in sorted(figures.items())

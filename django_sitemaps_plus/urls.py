@@ -25,7 +25,7 @@ class PageConverter(IntConverter):
     """A page number: 1, 2, ... (no sign, no leading zero), so a malformed
     page is a 404 before any query."""
 
-    regex = "[1-9][0-9]{0,8}"
+    regex = names.PAGE_PATTERN
 
 
 class SectionConverter(StringConverter):

@@ -191,19 +191,19 @@ def _once(compute: Callable[[], T]) -> Callable[[], T]:
     return get
 
 
-def _all_pages(
-    site: SiteContext,
-) -> tuple[list[Section], Callable[[], list[tuple[Section, list[PageInfo]]]]]:
-    """The registered sections, and each one's files (computed once, when asked)."""
+#: Each section with its files, computed once, when asked.
+AllPages = Callable[[], list[tuple[Section, list[PageInfo]]]]
+
+
+def _all_pages(site: SiteContext) -> tuple[list[Section], AllPages]:
+    """The registered sections, and each one's files as ``index_pages``
+    counts them (computed once, when asked)."""
     sections = list(registry)
     return sections, _once(lambda: [(s, s.index_pages(site)) for s in sections])
 
 
 def _all_sections_source(
-    sections: list[Section],
-    content_type: str,
-    prepare: Callable[[], Prepared],
-    pages: Callable[[], list[tuple[Section, list[PageInfo]]]],
+    sections: list[Section], content_type: str, prepare: Callable[[], Prepared], pages: AllPages
 ) -> Source:
     """A file showing every section: the index or ``sitemap.txt``."""
     return Source(sections, content_type, prepare, lambda: [(s.get_name(), p) for s, p in pages()])
@@ -216,7 +216,10 @@ def _index(request: HttpRequest) -> Served:
     never change as the site grows. With no URL at all it is a 404.
     """
     site = site_context(request)
-    sections, all_pages = _all_pages(site)
+    sections, counted = _all_pages(site)
+    # The files listed: none that would have no URL (``Section.listed_pages``);
+    # the fingerprint stays the counts, which read no row.
+    all_pages = _once(lambda: [(s, s.listed_pages(site, pages)) for s, pages in counted()])
 
     def prepare() -> Prepared:
         href = stylesheet_href(request)
@@ -251,7 +254,7 @@ def _index(request: HttpRequest) -> Served:
             latest_of_all(lastmods), lambda: xml.stream_index(entries, href), _earliest(expiries)
         )
 
-    source = _all_sections_source(sections, XML_CONTENT_TYPE, prepare, all_pages)
+    source = _all_sections_source(sections, XML_CONTENT_TYPE, prepare, counted)
     return site, source, "sitemap.xml"
 
 
@@ -369,12 +372,13 @@ def _text(request: HttpRequest) -> Served:
     sections, all_pages = _all_pages(site)
 
     def prepare() -> Prepared:
+        # Every counted file: one without a URL adds no line (none is probed).
         pages = [(s, p) for s, section_pages in all_pages() for p in section_pages]
         if not _fits_one_text_file(pages):
             raise Http404("Too many URLs for one text sitemap; use the per-section .txt files.")
 
         def body() -> Iterator[bytes]:
-            return xml.stream_text(_once_each(pages, site))
+            return xml.stream_text(_first_or_404(_once_each(pages, site)))
 
         return Prepared(
             latest_of_all([p.lastmod for _, p in pages]),
@@ -399,10 +403,10 @@ def legacy_section(request: HttpRequest, section: str) -> HttpResponseBase:
     Sitemaps submitted to Search Console and named in robots.txt while the
     site used contrib keep working after the migration (docs/migration.md).
     """
-    page = request.GET.get("p", "1")
-    if not page.isdigit() or int(page) < 1:
+    page = names.page_number(request.GET.get("p", "1"))
+    if page is None:
         raise Http404("No such sitemap page.")
-    target = reverse(_url_name(request, "section"), kwargs={"section": section, "page": int(page)})
+    target = reverse(_url_name(request, "section"), kwargs={"section": section, "page": page})
     return HttpResponsePermanentRedirect(target)
 
 

@@ -171,8 +171,9 @@ class NewsTests(TestCase):
         )
         with clock(NOW):
             # The window's keys and lastmods, the clock; each file's expiry
-            # comes with its page (PageInfo.expires_at).
-            with self.assertNumQueries(2):
+            # comes with its page (PageInfo.expires_at); the sample, the first
+            # page's rows (its keys come with it).
+            with self.assertNumQueries(3):
                 _, index = fetch("/sitemap.xml")
             assert len(locs(index)) == 3
             # The same two, then the page's rows (page_info's keys reused).

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.conf import settings
@@ -240,11 +240,13 @@ class NewsSection(ModelSection):
         if not window.keys:
             return [PageInfo(1, lastmod, 1, expires_at=expires_at)]
         size = self.items_per_file()
+        # Each page's keys travel with it to page_entries: the window is not read again.
         return [
             PageInfo(
                 start // size + 1,
                 lastmod,
                 len(window.keys[start : start + size]),
+                prepared=_PageKeys(tuple(window.keys[start : start + size])),
                 expires_at=expires_at,
             )
             for start in range(0, len(window.keys), size)
@@ -254,14 +256,9 @@ class NewsSection(ModelSection):
         return self._pages(self._read_window())
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
-        window = self._read_window()
-        size = self.items_per_file()
-        for page in self._pages(window):
-            if page.number == number:
-                # The page's keys travel to page_entries: the window is not read again.
-                keys = _PageKeys(tuple(window.keys[(number - 1) * size : number * size]))
-                return replace(page, prepared=keys)
-        return None
+        return next(
+            (page for page in self._pages(self._read_window()) if page.number == number), None
+        )
 
     def page_rows(
         self, number: int, site: SiteContext, info: PageInfo | None = None
