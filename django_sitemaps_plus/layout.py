@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import logging
 import re
 import sys
 import uuid
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from django_sitemaps_plus.location import SiteContext
     from django_sitemaps_plus.sections import ModelSection, Section
 
+logger = logging.getLogger("django_sitemaps_plus")
 
 #: (key, URLs, bytes, lastmod text) of one measured row.
 Measured = tuple[int, int, int, "str | None"]

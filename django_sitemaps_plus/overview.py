@@ -135,7 +135,7 @@ def _pages(section: Section, site: SiteContext) -> list[PageInfo]:
     ``invalidate()``), as its files are: a scan of the section on a large site."""
     name = section.get_name()
     pages: list[PageInfo] = remember(
-        site, [section], f"overview-pages:{name}", partial(section.index_pages, site)
+        site, [section], f"overview-pages:{name}", partial(section.listed_pages, site)
     )
     return pages
 

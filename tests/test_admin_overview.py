@@ -729,3 +729,17 @@ def test_starting_a_validation_counts_files_only(admin_site, settings, monkeypat
     run = site_validation.get(response["Location"].rstrip("/").rsplit("/", 1)[1])
     # 3 files and their .txt twins, the index and sitemap.txt.
     assert run is not None and run.total == 8 and run.passed
+
+
+def test_the_overview_lists_the_files_the_index_lists(admin_site):
+    """A section whose every location fails has no file in the index; the
+    overview shows none either (no link to a file that answers 404)."""
+    from tests.test_unlisted_files import MissingPages
+
+    register(MissingPages)
+    client = Client()
+    client.force_login(_staff(permitted=True))
+    html = client.get(OVERVIEW).content.decode()
+    assert 'href="/sitemap-articles-1.xml"' in html
+    assert "/sitemap-pages-1.xml" not in fetch("/sitemap.xml")[1].decode()
+    assert 'href="/sitemap-pages-1.xml"' not in html
