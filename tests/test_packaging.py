@@ -210,8 +210,12 @@ class _Project:
         if not words:
             return
         if words == ["pip", "install", "django-sitemaps-plus"]:
-            # The built wheel stands for the release on PyPI.
-            pip_install(self.python, "--no-deps", str(self.wheel), env=self.env)
+            # The built wheel stands for the release on PyPI. --ignore-installed:
+            # where the running environment has the package installed (tox), pip
+            # would see it through the path file and install nothing.
+            pip_install(
+                self.python, "--no-deps", "--ignore-installed", str(self.wheel), env=self.env
+            )
         elif words[:2] == ["python", "manage.py"]:
             self.manage(*words[2:])
         else:
