@@ -43,8 +43,7 @@ elif mode == "counted":
     waits = [0]
     wait_for_entry = sitemap_cache._wait_for_entry
 
-    # Under ASGI a waiter polls asynchronously (``aserve`` drives the flow), off
-    # the sync thread.
+    # A request that found the render lock held waits for the holder's file.
     def counting_wait(*args):  # type: ignore[no-untyped-def]
         waits[0] += 1
         return wait_for_entry(*args)
