@@ -650,15 +650,14 @@ def streaming_response(
     first byte is sent (Django warns); there each chunk is produced in the
     request's sync thread (``thread_sensitive``: the database connection the
     view used) and awaited, so the event loop never blocks and memory stays
-    flat. Called in that thread (the view's work), the first chunk is made
-    at once, in the same trip to the thread as the view: the first byte
-    does not wait for one more. Under WSGI the iterator is sent as it is.
+    flat. Called by the (sync) view, in that thread, it makes the first chunk
+    at once: the first byte does not wait for one more trip to the thread.
+    Under WSGI the iterator is sent as it is.
     """
     from django.core.handlers.asgi import ASGIRequest
 
     if isinstance(request, ASGIRequest):
         chunks = iter(chunks)
-        first = None
         try:
             first = _next_chunk(chunks)
         except BaseException:
@@ -690,7 +689,7 @@ class _InThread:
         from asgiref.sync import sync_to_async
 
         self.iterator = chunks
-        #: The first chunk, when already made (in the view's trip to the sync thread).
+        #: The first chunk, made by the view (None: there is none).
         self.first = first
         self.step = sync_to_async(_next_chunk, thread_sensitive=True)
 

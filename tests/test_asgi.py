@@ -347,14 +347,12 @@ def seeded(tmp_path_factory) -> Path:
     return database
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        ["uvicorn", "tests.asgi:application", "--port", "{port}", "--log-level", "warning"],
-        ["hypercorn", "tests.asgi:application", "--bind", "127.0.0.1:{port}"],
-    ],
-    ids=["uvicorn", "hypercorn"],
-)
+UVICORN = ["uvicorn", "tests.asgi:application", "--port", "{port}", "--log-level", "warning"]
+HYPERCORN = ["hypercorn", "tests.asgi:application", "--bind", "127.0.0.1:{port}"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [UVICORN, HYPERCORN], ids=["uvicorn", "hypercorn"])
 def test_a_real_asgi_server_streams_the_file(seeded, command):
     with server(command, seeded) as (port, process):
         # The index first, as a crawler reads it: it lays the section out
@@ -371,10 +369,7 @@ def test_a_real_asgi_server_streams_the_file(seeded, command):
     assert first_byte < 0.5 * total, (first_byte, total)
 
 
-UVICORN = ["uvicorn", "tests.asgi:application", "--port", "{port}", "--log-level", "warning"]
-HYPERCORN = ["hypercorn", "tests.asgi:application", "--bind", "127.0.0.1:{port}"]
-
-
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [UVICORN, HYPERCORN], ids=["uvicorn", "hypercorn"])
 def test_a_real_asgi_server_stores_a_cold_file_whose_client_left_during_its_render(seeded, command):
     with server(command, seeded, register="counted") as (port, _):
@@ -396,12 +391,12 @@ def test_a_real_asgi_server_stores_a_cold_file_whose_client_left_during_its_rend
     assert rendered == 1
 
 
+@pytest.mark.slow
 def test_a_cold_file_is_rendered_once_under_concurrent_requests(seeded):
     import threading
 
-    command = ["uvicorn", "tests.asgi:application", "--port", "{port}", "--log-level", "warning"]
     statuses: list[int] = []
-    with server(command, seeded, register="counted") as (port, _):
+    with server(UVICORN, seeded, register="counted") as (port, _):
         barrier = threading.Barrier(20)
 
         def get() -> None:
