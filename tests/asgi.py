@@ -1,4 +1,5 @@
-"""ASGI application of the test project, for the real-server tests (test_asgi.py).
+"""ASGI application of the test project (and ``wsgi``, its WSGI one, for
+gunicorn), for the real-server tests (test_asgi.py).
 
 ``SITEMAPS_TEST_REGISTER=articles`` registers the articles section;
 ``=cached`` the same with the cache on (local memory: one server process);
@@ -12,9 +13,11 @@ import os
 import time
 
 from django.core.asgi import get_asgi_application
+from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 application = get_asgi_application()
+wsgi = get_wsgi_application()
 
 mode = os.environ.get("SITEMAPS_TEST_REGISTER")
 if mode == "articles":

@@ -349,6 +349,8 @@ def seeded(tmp_path_factory) -> Path:
 
 UVICORN = ["uvicorn", "tests.asgi:application", "--port", "{port}", "--log-level", "warning"]
 HYPERCORN = ["hypercorn", "tests.asgi:application", "--bind", "127.0.0.1:{port}"]
+#: WSGI, one sync worker.
+GUNICORN = ["gunicorn", "tests.asgi:wsgi", "--bind", "127.0.0.1:{port}", "--log-level", "warning"]
 
 
 @pytest.mark.slow
@@ -370,8 +372,10 @@ def test_a_real_asgi_server_streams_the_file(seeded, command):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("command", [UVICORN, HYPERCORN], ids=["uvicorn", "hypercorn"])
-def test_a_real_asgi_server_stores_a_cold_file_whose_client_left_during_its_render(seeded, command):
+@pytest.mark.parametrize(
+    "command", [UVICORN, HYPERCORN, GUNICORN], ids=["uvicorn", "hypercorn", "gunicorn"]
+)
+def test_a_real_server_stores_a_cold_file_whose_client_left_during_its_render(seeded, command):
     with server(command, seeded, register="counted") as (port, _):
         # A client that leaves while the file renders (``Counted`` takes half
         # a second before its rows): the render ends in the view's thread,
