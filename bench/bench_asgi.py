@@ -191,20 +191,15 @@ def write_doc(report: dict[str, Any]) -> None:
         "as Django advises under ASGI; the pool rows use Django 5.1's psycopg pool "
         "instead), and the first rows. The file's lastmod costs no query before it: the "
         "layout the latest index made gives it when no save came since (the cold file "
-        "after its index) and, with the cache off, for a request that is not conditional; "
-        "after a save (the cold cases' `invalidate()`) a plain GET of a cold cached file is "
-        "sent without Last-Modified and the aggregate over its rows runs after the body, "
-        "stored with the entry (conditional requests and HEAD read it first). A cold "
-        "cached file is sent while it is rendered into the cache (a tee: gzip, stored in "
-        "pieces as they fill; the render lock held until the entry is stored) from its "
-        "first 4 KiB (a smaller file is answered whole, with its ETag); the cold response "
-        "carries no ETag or Content-Length (known only at the end), every later one does. "
+        "after its index) and, with the cache off, for a request that is not conditional. "
+        "A cold cached file is rendered into the cache (gzip, stored in pieces as they "
+        "fill) and answered from the stored entry as a hit is, with its ETag and "
+        "Content-Length: its first byte leaves after the render. "
         "A warm file to a client without gzip starts once its compressed body is fetched "
         "whole (so an evicted piece cannot truncate it) and its first 16 KiB are "
-        "decompressed. Under ASGI the cache is read through its async API; for Django's "
-        "own backends, their sync calls run in the request's sync thread, in one trip with "
-        "the file's description. Timings are of one machine of 2 cores, with the client "
-        "on it: compare rows of one run, not runs.",
+        "decompressed. The views are sync: the cache is read with its sync methods in the "
+        "view's thread, under ASGI as under WSGI. Timings are of one machine of 2 cores, "
+        "with the client on it: compare rows of one run, not runs.",
         end_marker,
     ]
     block = "\n".join(rows)

@@ -111,15 +111,15 @@ def build_lock(storage: Storage, prefix: str) -> Iterator[Callable[[], None]]:
 
     key = f"sitemaps_plus:build:{storage.__class__.__name__}:{storage_name('', prefix)}"
     lock = locks.Lock(quiet.get_cache(), key, CACHE_LOCK_SECONDS)
-    if not lock.take_now():
+    if not lock.take():
         raise BuildRunning(
             f"Another build_sitemaps is writing to this storage (cache lock {key!r}; it "
             f"expires {CACHE_LOCK_SECONDS} s after its holder last wrote a file)."
         )
     try:
-        yield lock.renew_now
+        yield lock.renew
     finally:
-        lock.release_now()
+        lock.release()
 
 
 def _remove_stale_temporaries(storage: Storage, prefix: str) -> list[str]:

@@ -15,13 +15,14 @@ How it works (docs/caching.md):
   streams, and stored in chunks of at most ``CHUNK_BYTES`` (Memcached's item
   limit is 1 MB) with a small metadata entry: strong ETag (SHA-256 of the
   uncompressed bytes), Last-Modified, sizes. Clients that accept gzip get the
-  stored bytes; others get them decompressed on the fly. A cold file past
-  ``FLUSH_AT_BYTES`` is sent to its first request while it is stored
-  (``_Render``, ``_Tee``); the metadata is written only once the render
-  has ended, so a render stopped midway stores nothing.
-- **One control flow.** ``_serve`` yields the cache calls, pauses and
-  sync-thread work it needs; ``serve`` drives it synchronously (WSGI) and
-  ``aserve`` through the cache's async API (ASGI).
+  stored bytes; others get them decompressed on the fly. A cold file is
+  rendered into the cache (``_Render``) and answered from the stored entry
+  like a hit; the metadata is written only once the render has ended, so a
+  render stopped midway stores nothing.
+- **One sync flow.** ``serve`` calls the cache directly (through ``quiet``),
+  in the view's thread: the request's own under WSGI, the thread Django runs
+  a sync view in under ASGI. Only a streamed body is sent through an async
+  iterator under ASGI (``streaming_response``).
 - **Warm costs no query.** One ``get_many`` reads the tokens and the
   metadata; a conditional request that matches is answered from them alone
   (a 304), a full one fetches the chunks in a second round trip.
@@ -39,9 +40,7 @@ How it works (docs/caching.md):
 
 from __future__ import annotations
 
-import asyncio
 import calendar
-import contextlib
 import datetime as dt
 import hashlib
 import logging
@@ -50,10 +49,9 @@ import re
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import partial
-from itertools import chain
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from django.core.cache import BaseCache, caches
@@ -82,9 +80,9 @@ CHUNK_BYTES = 512 * 1024
 #: gzip level of cached and built files: 6 is zlib's default, within a few
 #: percent of 9's size at half its time.
 GZIP_LEVEL = 6
-#: A cold file whose render passes this many bytes is sent as it renders
-#: (and the gzip stream is flushed once at this offset, so its compressed
-#: bytes start leaving too); a smaller one is answered whole, with its ETag.
+#: The gzip stream of a file is flushed once after this many bytes of input
+#: (so its compressed bytes, cached and built alike, stay those of the
+#: releases that sent a cold file while it rendered).
 FLUSH_AT_BYTES = 4 * 1024
 #: A cached file up to this size is sent to a client without gzip as a plain
 #: ``HttpResponse`` (decompressed whole); larger ones are streamed.
@@ -110,15 +108,6 @@ class Prepared:
     body: Callable[[], Iterator[bytes]]
     #: When the content next changes by time alone (news window), else None.
     expires_at: dt.datetime | None = None
-    #: When set, ``lastmod`` is not known before the body (the file's rows
-    #: changed since its layout was kept) and this reads it once the body
-    #: has ended: the cache stores the entry with it; the streamed response
-    #: carries no Last-Modified rather than one that may not be its content's.
-    settle: Callable[[], LastmodValue] | None = None
-
-    def final_lastmod(self) -> LastmodValue:
-        """The lastmod to store with the rendered body (after it ended)."""
-        return self.lastmod if self.settle is None else self.settle()
 
 
 @dataclass
@@ -132,10 +121,6 @@ class Source:
     #: A cheap summary of the file's content (URL count, lastmod), compared
     #: on every hit when ``CACHE_FRESHNESS_CHECK`` is on.
     fingerprint: Callable[[], object] | None = None
-    #: ``prepare`` for a cold render sent as it renders (a GET without
-    #: conditional headers, always a 200): it may skip the query the
-    #: lastmod costs before the first byte (``Prepared.settle``).
-    prepare_streamed: Callable[[], Prepared] | None = None
 
 
 def get_cache() -> BaseCache:
@@ -189,226 +174,7 @@ def bump(section: str | Section | Iterable[str | Section] | None = None) -> list
     return names
 
 
-# One control flow, two drivers ---------------------------------------------------
-#
-# What a request does against the cache (look up, lock, wait, fetch, release)
-# is written once, as generators that yield the I/O they need: a cache call,
-# a pause, or work for the request's sync thread (queries, a render). ``run``
-# performs each operation synchronously (WSGI); ``arun`` through the cache's
-# async API, ``asyncio.sleep`` and ``sync_to_async`` (ASGI). An operation that
-# raises is thrown back into the generator at the ``yield``, so the flow's own
-# ``try``/``except`` decides, under both handlers alike.
-
-
-_CacheCall = quiet.CacheCall
-_Sleep = quiet.Sleep
-
-
-@dataclass
-class _InSyncThread:
-    """``func(*args)`` in the request's sync thread: queries and renders."""
-
-    func: Callable[..., Any]
-    args: tuple[Any, ...]
-
-
-_Op = _CacheCall | _Sleep | _InSyncThread
-
-
-class _Abandoned(BaseException):
-    """Thrown into a flow whose request was cancelled (an ASGI client that
-    left), at the operation it waits on, so it releases what it holds (the
-    render lock) before it ends. A ``BaseException``, like ``GeneratorExit``:
-    the flow's ``except Exception`` fallbacks must not catch it."""
-
-
-#: A control flow returning ``T``: yields operations, is sent their results.
-Flow = Generator[_Op, Any, T]
-
-
-_call = quiet.op
-
-
-def _in_sync_thread(func: Callable[..., Any], *args: Any) -> _InSyncThread:
-    return _InSyncThread(func, args)
-
-
-def _advance(flow: Flow[T], value: Any, error: Exception | None) -> tuple[bool, Any]:
-    """Send ``value`` into ``flow``, or throw ``error`` into it: (True, what it
-    returned) when it has ended, else (False, the next operation)."""
-    try:
-        return False, flow.send(value) if error is None else flow.throw(error)
-    except StopIteration as stop:
-        return True, stop.value
-
-
-def _perform(op: _CacheCall | _InSyncThread) -> Any:
-    """``op``, synchronously: the cache's sync method (through the
-    breaker), or the sync work."""
-    if isinstance(op, _CacheCall):
-        return quiet.call(op.cache, op.name, *op.args, **op.kwargs)
-    return op.func(*op.args)
-
-
-def _step(flow: Flow[T], op: _CacheCall | _InSyncThread) -> tuple[bool, Any]:
-    """Perform ``op`` synchronously and advance ``flow`` with its outcome."""
-    try:
-        result = _perform(op)
-    except Exception as exc:
-        return _advance(flow, None, exc)
-    return _advance(flow, result, None)
-
-
-def run(flow: Flow[T]) -> T:
-    """Drive ``flow`` synchronously (a WSGI request, a management command)."""
-    done, op = _advance(flow, None, None)
-    while not done:
-        if isinstance(op, _Sleep):
-            time.sleep(op.seconds)
-            done, op = _advance(flow, None, None)
-        else:
-            done, op = _step(flow, op)
-    return cast(T, op)
-
-
-async def arun(flow: Flow[T]) -> T:
-    """Drive ``flow`` under an async handler: pauses with ``asyncio.sleep``,
-    a cache with async methods of its own through them, and the rest in the
-    request's sync thread (``thread_sensitive``: the connection the view
-    uses): the queries, the render, and the calls of a cache whose async API
-    is Django's default (its sync method run in that thread). Consecutive
-    operations of the thread go in one trip to it (``_in_sync_thread_trip``): a
-    trip costs about a millisecond, the warm file's whole work about two."""
-    done, op = _advance(flow, None, None)
-    while not done:
-        if isinstance(op, _Sleep):
-            try:
-                await asyncio.sleep(op.seconds)
-            except asyncio.CancelledError:
-                await _clean_up_shielded(_abandon_in_thread(flow, False, op))
-                raise
-            done, op = _advance(flow, None, None)
-        elif isinstance(op, _CacheCall) and _has_own_async(op):
-            done, op = await _own_async_call(flow, op)
-        else:
-            done, op = await _in_sync_thread_trip(flow, op)
-    return cast(T, op)
-
-
-async def _own_async_call(flow: Flow[T], op: _CacheCall) -> tuple[bool, Any]:
-    """``op`` through the backend's own async method; the flow advanced with
-    its outcome. Shielded: when the request is cancelled meanwhile, the call
-    still ends (an ``add`` of the render lock may have succeeded), the flow
-    learns its outcome, and then releases what it holds."""
-    call = asyncio.ensure_future(quiet.acall(op.cache, op.name, *op.args, **op.kwargs))
-    try:
-        result = await asyncio.shield(call)
-    except asyncio.CancelledError:
-        await _clean_up_shielded(_abandon_after_call(flow, call))
-        raise
-    except Exception as exc:
-        return _advance(flow, None, exc)
-    return _advance(flow, result, None)
-
-
-async def _abandon_after_call(flow: Flow[Any], call: asyncio.Future[Any]) -> None:
-    with contextlib.suppress(Exception):
-        try:
-            result = await call
-        except Exception as exc:
-            outcome = _advance(flow, None, exc)
-        else:
-            outcome = _advance(flow, result, None)
-        await _abandon_in_thread(flow, *outcome)
-
-
-#: Cleanups of cancelled requests still running (asyncio keeps only a weak
-#: reference to a task).
-_cleanups: set[asyncio.Future[None]] = set()
-
-
-async def _clean_up_shielded(cleanup: Coroutine[Any, Any, None]) -> None:
-    """Run a cancelled request's ``cleanup`` to its end, even when the
-    request is cancelled again meanwhile (a server shutting down, a timeout
-    around the view): it runs as its own task, awaited through a shield."""
-    task = asyncio.ensure_future(cleanup)
-    _cleanups.add(task)
-    task.add_done_callback(_cleanups.discard)
-    await asyncio.shield(task)
-
-
-async def _abandon_in_thread(flow: Flow[Any], done: bool, op: Any) -> None:
-    from asgiref.sync import sync_to_async
-
-    await sync_to_async(_abandon, thread_sensitive=True)(flow, done, op)
-
-
-def _abandon(flow: Flow[Any], done: bool, op: Any) -> None:
-    """End ``flow`` after its request was cancelled, waiting at ``op`` (or
-    ended, ``done``, with ``op`` its result): ``_Abandoned`` is thrown in at
-    ``op`` and the operations of its cleanup are performed synchronously (the
-    render lock's release), pauses skipped; a response it made is closed, so
-    a render it began stops and stores nothing."""
-    try:
-        if not done:
-            try:
-                op = flow.throw(_Abandoned())
-            except StopIteration as stop:
-                done, op = True, stop.value
-        while not done:
-            done, op = _advance(flow, None, None) if isinstance(op, _Sleep) else _step(flow, op)
-    except _Abandoned:
-        return
-    except Exception:
-        logger.warning("Sitemap cache: cleaning up after a cancelled request failed", exc_info=True)
-        return
-    if isinstance(op, HttpResponseBase):
-        op.close()
-
-
-def _has_own_async(op: _CacheCall) -> bool:
-    """Whether the backend implements ``a<name>`` itself. Django's own
-    backends keep BaseCache's, which runs the sync method in the request's
-    sync thread (and makes ``aget_many`` one ``aget``, a round trip, per
-    key): for those the sync method is run there, once."""
-    name = f"a{op.name}"
-    return getattr(type(op.cache), name, None) is not getattr(BaseCache, name)
-
-
-def _drive_in_thread(flow: Flow[T], op: _CacheCall | _InSyncThread) -> tuple[bool, Any]:
-    """Perform ``op`` and every following operation that belongs in this
-    thread; stop at the end of ``flow`` or at one that does not."""
-    done, following = _step(flow, op)
-    while not done and (
-        isinstance(following, _InSyncThread)
-        or (isinstance(following, _CacheCall) and not _has_own_async(following))
-    ):
-        done, following = _step(flow, following)
-    return done, following
-
-
-async def _in_sync_thread_trip(flow: Flow[T], op: _CacheCall | _InSyncThread) -> tuple[bool, Any]:
-    from asgiref.sync import sync_to_async
-
-    trip = sync_to_async(_drive_in_thread, thread_sensitive=True)
-    work = asyncio.ensure_future(trip(flow, op))
-    try:
-        return await asyncio.shield(work)
-    except asyncio.CancelledError:
-        # The client left (Django cancels the view): the thread's work runs
-        # to its end anyway; then the flow is abandoned where it stopped (a
-        # response it made is closed, a lock it holds released).
-        await _clean_up_shielded(_abandon_after_trip(flow, work))
-        raise
-
-
-async def _abandon_after_trip(flow: Flow[Any], work: asyncio.Future[tuple[bool, Any]]) -> None:
-    with contextlib.suppress(Exception):
-        done, made = await work
-        await _abandon_in_thread(flow, done, made)
-
-
-def _versions(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> Flow[list[str]]:
+def _versions(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> list[str]:
     """The current token of each name (from ``found``), creating missing ones."""
     tokens = []
     for name in names:
@@ -417,8 +183,8 @@ def _versions(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> 
         if token is None:
             token = _new_token()
             # add(): two processes creating the same token agree on the winner's.
-            if not (yield _call(cache, "add", key, token, timeout=None)):
-                token = (yield _call(cache, "get", key)) or token
+            if not quiet.call(cache, "add", key, token, timeout=None):
+                token = quiet.call(cache, "get", key) or token
         tokens.append(str(token))
     return tokens
 
@@ -456,15 +222,13 @@ def _lookup_of(meta_key: str, names: list[str], versions: list[str], meta: Any) 
     return Lookup(meta_key, f"{KEY_PREFIX}:b:{file_id}:{stamp}", stamp, current)
 
 
-def _lookup(
-    cache: BaseCache, site: SiteContext, request: HttpRequest, source: Source
-) -> Flow[Lookup]:
+def _lookup(cache: BaseCache, site: SiteContext, request: HttpRequest, source: Source) -> Lookup:
     """Version tokens and the file's metadata, in one round trip when warm."""
     meta_key, names = _lookup_keys(site, request, source)
-    found: dict[str, Any] = yield _call(
+    found: dict[str, Any] = quiet.call(
         cache, "get_many", [*(_version_key(n) for n in names), meta_key]
     )
-    versions = yield from _versions(cache, names, found)
+    versions = _versions(cache, names, found)
     return _lookup_of(meta_key, names, versions, found.get(meta_key))
 
 
@@ -477,7 +241,7 @@ def version_stamp(cache: BaseCache, sections: Sequence[Section], found: dict[str
     """The current version tokens of ``sections`` (read into ``found``, or
     made), as one string: it changes with every save or ``invalidate()``."""
     names = [ALL, *sorted(s.get_name() for s in sections)]
-    return "\n".join(run(_versions(cache, names, found)))
+    return "\n".join(_versions(cache, names, found))
 
 
 def remember(
@@ -502,7 +266,7 @@ def remember(
         cache = get_cache()
         names = [ALL, *sorted(s.get_name() for s in sections)]
         found: dict[str, Any] = quiet.call(cache, "get_many", [_version_key(n) for n in names])
-        versions = run(_versions(cache, names, found))
+        versions = _versions(cache, names, found)
         stamp = "\n".join([site.cache_key, what, *(f"{n}={v}" for n, v in zip(names, versions))])
         key = f"{KEY_PREFIX}:r:{hashlib.sha256(stamp.encode()).hexdigest()[:40]}"
         held = quiet.call(cache, "get", key)
@@ -583,9 +347,9 @@ class Measured:
 
 class _Gzip:
     """gzip at ``GZIP_LEVEL``, with one sync flush after the first
-    ``FLUSH_AT_BYTES`` of input: a streamed cold file's compressed bytes
-    start leaving early. The flush is at that input offset whatever the
-    chunking, so equal content gives equal bytes (the cache's and ``build``'s)."""
+    ``FLUSH_AT_BYTES`` of input. The flush is at that input offset whatever
+    the chunking, so equal content gives equal bytes (the cache's and
+    ``build``'s)."""
 
     def __init__(self) -> None:
         # wbits=31: a gzip container with mtime 0.
@@ -634,11 +398,10 @@ def _timeout(expires_at: dt.datetime | None) -> int | None:
 class _Render:
     """One render of a cold file into the cache.
 
-    Iterating it renders the file: each step is a chunk of the body and its
-    gzip output so far, and the compressed bytes go to the cache in pieces of
-    ``CHUNK_BYTES`` as they fill (memory stays flat in the file's size). The
-    metadata is stored only once the body has ended, so a render that fails
-    or is closed midway (a client that left) leaves no entry: its pieces are
+    Iterating it renders the file: each step is the gzip output of a chunk
+    of the body, and the compressed bytes go to the cache in pieces of
+    ``CHUNK_BYTES`` as they fill. The metadata is stored only once the body
+    has ended, so a render that fails midway leaves no entry: its pieces are
     keyed by this render alone and never read. ``entry`` is set at the end.
     """
 
@@ -654,7 +417,7 @@ class _Render:
         self.storing = True
         self.entry: Entry | None = None
 
-    def __iter__(self) -> Iterator[tuple[bytes, bytes]]:
+    def __iter__(self) -> Iterator[bytes]:
         body = self.prepared.body()
         measured = Measured(body)
         packer = _Gzip()
@@ -669,15 +432,13 @@ class _Render:
                     self._store_piece(pieces, bytes(pending[:CHUNK_BYTES]))
                     del pending[:CHUNK_BYTES]
                     pieces += 1
-                yield chunk, packed
+                yield packed
             tail = packer.finish()
             gzip_size += len(tail)
             pending += tail
-            yield b"", tail
+            yield tail
         finally:
-            close = getattr(body, "close", None)
-            if close is not None:
-                close()
+            _close(body)
         self.entry = self._finish(measured, gzip_size, pieces, bytes(pending))
 
     def _key(self, index: int) -> str:
@@ -693,23 +454,10 @@ class _Render:
 
     def _finish(self, measured: Measured, gzip_size: int, pieces: int, last: bytes) -> Entry:
         etag = measured.hexdigest()[:32]
-        try:
-            lastmod = self.prepared.final_lastmod()
-        except Exception:
-            # Read after the body (``Prepared.settle``): the client has the
-            # whole file, so its response ends normally; without a lastmod
-            # that is the content's, nothing is stored and the next request
-            # renders again.
-            logger.warning(
-                "Sitemap cache: the lastmod of %s could not be read after its render; not stored",
-                self.where.body_key,
-                exc_info=True,
-            )
-            self.storing = False
-            return self._entry(etag, None, measured, gzip_size, pieces, last)
         # No lastmod (some URL has none): no Last-Modified, as without the
         # cache and in contrib; the ETag still answers conditional requests.
-        entry = self._entry(etag, timestamp(lastmod), measured, gzip_size, pieces, last)
+        lastmod = timestamp(self.prepared.lastmod)
+        entry = self._entry(etag, lastmod, measured, gzip_size, pieces, last)
         chunks = entry.chunks
         if not self.storing:
             return entry
@@ -755,7 +503,7 @@ class _Render:
 
     def whole(self) -> tuple[Entry, bytes]:
         """Render to the end: the entry and the compressed body."""
-        data = b"".join(packed for _, packed in self)
+        data = b"".join(self)
         assert self.entry is not None
         return self.entry, data
 
@@ -771,9 +519,9 @@ def _joined(keys: list[str], found: dict[str, Any]) -> bytes | None:
     return b"".join(found[k] for k in keys)
 
 
-def _cached_body(cache: BaseCache, body_key: str, entry: Entry) -> Flow[bytes | None]:
+def _cached_body(cache: BaseCache, body_key: str, entry: Entry) -> bytes | None:
     keys = _chunk_keys(body_key, entry)
-    return _joined(keys, (yield _call(cache, "get_many", keys)))
+    return _joined(keys, quiet.call(cache, "get_many", keys))
 
 
 # Responses -----------------------------------------------------------------
@@ -902,33 +650,21 @@ def streaming_response(
     first byte is sent (Django warns); there each chunk is produced in the
     request's sync thread (``thread_sensitive``: the database connection the
     view used) and awaited, so the event loop never blocks and memory stays
-    flat. Called in that thread (the view's work), the first chunk is made
-    at once, in the same trip to the thread as the view: the first byte
-    does not wait for one more. Under WSGI the iterator is sent as it is.
+    flat. Called by the (sync) view, in that thread, it makes the first chunk
+    at once: the first byte does not wait for one more trip to the thread.
+    Under WSGI the iterator is sent as it is.
     """
     from django.core.handlers.asgi import ASGIRequest
 
     if isinstance(request, ASGIRequest):
         chunks = iter(chunks)
-        first = None
-        if not in_event_loop():
-            try:
-                first = _next_chunk(chunks)
-            except BaseException:
-                _close(chunks)
-                raise
+        try:
+            first = _next_chunk(chunks)
+        except BaseException:
+            _close(chunks)
+            raise
         return StreamingHttpResponse(_InThread(chunks, first), content_type=content_type)
     return StreamingHttpResponse(chunks, content_type=content_type)
-
-
-def in_event_loop() -> bool:
-    """Whether this thread runs an event loop (an async handler's, not the
-    sync thread its sync work goes to)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 def _close(iterator: Iterator[bytes]) -> None:
@@ -953,7 +689,7 @@ class _InThread:
         from asgiref.sync import sync_to_async
 
         self.iterator = chunks
-        #: The first chunk, when already made (in the view's trip to the sync thread).
+        #: The first chunk, made by the view (None: there is none).
         self.first = first
         self.step = sync_to_async(_next_chunk, thread_sensitive=True)
 
@@ -1066,51 +802,18 @@ class _Releasing:
 
 def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpResponseBase:
     """Answer ``request`` for ``source`` from the cache, rendering on a miss."""
-    return run(_serve(request, site, source))
-
-
-async def aserve(request: HttpRequest, site: SiteContext, source: Source) -> HttpResponseBase:
-    """``serve`` for an async handler (ASGI): the same control flow (``_serve``),
-    with the cache read through its async API and a wait for another request's
-    render polled with ``asyncio.sleep``; the queries and the render run in the
-    request's sync thread (``thread_sensitive``, the connection of the request)."""
-    return await arun(_serve(request, site, source))
-
-
-async def aserve_described(
-    request: HttpRequest, describe: Callable[[], tuple[SiteContext, Source, str]]
-) -> HttpResponseBase:
-    """``aserve`` of the file ``describe()`` names, described in the request's
-    sync thread (it may read the database) in the same trip to it as the
-    cache's first calls."""
-    return await arun(_described(request, describe))
-
-
-def _described(
-    request: HttpRequest, describe: Callable[[], tuple[SiteContext, Source, str]]
-) -> Flow[HttpResponseBase]:
-    site, source, _ = yield _in_sync_thread(describe)
-    return (yield from _serve(request, site, source))
-
-
-def _serve(request: HttpRequest, site: SiteContext, source: Source) -> Flow[HttpResponseBase]:
-    """The one control flow of a cached file, under either handler."""
     try:
         cache = get_cache()
-        where = yield from _lookup(cache, site, request, source)
+        where = _lookup(cache, site, request, source)
     except Exception as error:
-        return (yield from _respond_in_sync_thread(_uncached, request, site, source, error))
+        return _uncached(request, site, source, error)
 
-    fingerprint = None
-    if conf.CACHE_FRESHNESS_CHECK and source.fingerprint is not None:
-        fingerprint = yield _in_sync_thread(_fingerprint, source)
+    fingerprint = _fingerprint(source)
     hit = _usable(where, fingerprint)
     if hit is not None:
         try:
             answer = _answer(request, hit)
-            data = (
-                (yield from _cached_body(cache, where.body_key, hit)) if answer.needs_body else b""
-            )
+            data = _cached_body(cache, where.body_key, hit) if answer.needs_body else b""
         except quiet.CacheDown:
             data = None  # logged by the breaker when it opened
         if data is not None:
@@ -1121,42 +824,27 @@ def _serve(request: HttpRequest, site: SiteContext, source: Source) -> Flow[Http
     # stampede of cold requests is one render's queries, index included).
     lock = locks.Lock(cache, where.lock_key, conf.CACHE_LOCK_TIMEOUT)
     try:
-        locked = yield from lock.take()
+        locked = lock.take()
     except quiet.CacheDown as error:
-        return (yield from _respond_in_sync_thread(_uncached, request, site, source, error))
+        return _uncached(request, site, source, error)
     try:
         if locked:
             # The lock may be free because a holder just stored the file and
             # released it after this request's lookup missed: serve that file.
             try:
-                stored = yield from _stored(cache, where, fingerprint)
+                stored = _stored(cache, where, fingerprint)
             except quiet.CacheDown:
                 stored = None
-            if stored is not None:
-                yield from lock.release()
-                return _stored_response(request, source, stored)
         else:
-            waited = yield from _wait_for_entry(lock, where, fingerprint)
-            if waited is not None:
-                return _stored_response(request, source, waited)
-            # The holder gave up (a 404, an error) or is slow: answer here.
-        render = _respond_in_sync_thread(
-            _render_locked, request, source, cache, where, fingerprint, lock if locked else None
-        )
-        return (yield from render)
-    except _Abandoned:
-        # The client left (ASGI) while this request held the lock and waited
-        # on the cache: free it now, not after CACHE_LOCK_TIMEOUT.
+            # The holder gave up (a 404, an error) or is slow: None, answer here.
+            stored = _wait_for_entry(lock, where, fingerprint)
+        if stored is not None:
+            return _stored_response(request, source, stored)
+        return _render(request, source, cache, where, fingerprint, locked)
+    finally:
+        # Every exit: a stored file, a 404, an error, a render that failed.
         if locked:
-            yield from lock.release()
-        raise
-
-
-def _respond_in_sync_thread(
-    func: Callable[..., HttpResponseBase], *args: Any
-) -> Flow[HttpResponseBase]:
-    response: HttpResponseBase = yield _in_sync_thread(func, *args)
-    return response
+            lock.release()
 
 
 _CONDITIONAL_HEADERS = (
@@ -1173,155 +861,36 @@ def is_conditional(request: HttpRequest) -> bool:
     return any(header in request.META for header in _CONDITIONAL_HEADERS)
 
 
-def _is_plain_get(request: HttpRequest) -> bool:
-    return request.method == "GET" and not is_conditional(request)
-
-
-def _streams_cold(request: HttpRequest, prepared: Prepared) -> bool:
-    """Whether a cold render may be sent as it is produced: the answer is a
-    200 whatever the bytes (no validator of the request waits for the ETag,
-    which is known only at the end)."""
-    meta = request.META
-    if request.method != "GET" or any(
-        name in meta for name in ("HTTP_IF_NONE_MATCH", "HTTP_IF_MATCH", "HTTP_IF_UNMODIFIED_SINCE")
-    ):
-        return False
-    # A non-matching If-Modified-Since against a known lastmod is a 200.
-    return "HTTP_IF_MODIFIED_SINCE" not in meta or prepared.lastmod is not None
-
-
-def _render_locked(
+def _render(
     request: HttpRequest,
     source: Source,
     cache: BaseCache,
     where: Lookup,
     fingerprint: str | None,
-    lock: locks.Lock | None,
+    locked: bool,
 ) -> HttpResponseBase:
-    """Render the file into the cache and answer; ``lock`` is the render
-    lock this request holds (None when it holds none), released here or,
-    when the file is streamed while it is stored, by the stream's end or close.
-
-    A file larger than ``FLUSH_AT_BYTES`` is sent as it renders (a tee into
-    the cache entry), unless the request is conditional on the ETag: its
-    first byte leaves after that much of the render, not after the whole.
-    """
-    handed_over = False
-    try:
-        # The cheap queries: a 404, a HEAD or a matching If-Modified-Since
-        # needs no render. A plain GET is a 200 whatever the lastmod: its
-        # first byte need not wait for it (``Source.prepare_streamed``).
-        if source.prepare_streamed is not None and _is_plain_get(request):
-            prepared = source.prepare_streamed()
-        else:
-            prepared = source.prepare()
+    """Render the file into the cache and answer from the stored entry, as
+    a hit is answered; a HEAD or a matching If-Modified-Since needs no
+    render (the cheap queries tell). ``locked``: whether this request holds
+    the render lock (the caller releases it once this has returned)."""
+    prepared = source.prepare()
+    if request.method == "HEAD" or (
+        "HTTP_IF_MODIFIED_SINCE" in request.META and "HTTP_IF_NONE_MATCH" not in request.META
+    ):
+        last_modified = timestamp(prepared.lastmod)
         if request.method == "HEAD" or (
-            "HTTP_IF_MODIFIED_SINCE" in request.META and "HTTP_IF_NONE_MATCH" not in request.META
+            last_modified is not None
+            and get_conditional_response(request, last_modified=last_modified) is not None
         ):
-            last_modified = timestamp(prepared.lastmod)
-            if request.method == "HEAD" or (
-                last_modified is not None
-                and get_conditional_response(request, last_modified=last_modified) is not None
-            ):
-                return respond_uncached(request, prepared, source.content_type)
-        if lock is None and not quiet.is_open():
-            logger.warning(
-                "Sitemap cache: another process holds the render lock of %s for over %ss; "
-                "rendering here too.",
-                request.path,
-                conf.CACHE_LOCK_WAIT,
-            )
-        render = _Render(cache, where, prepared, fingerprint)
-        if not _streams_cold(request, prepared):
-            return _stored_response(request, source, render.whole())
-        steps = iter(render)
-        try:
-            rendered: list[tuple[bytes, bytes]] = []
-            size = 0
-            for step in steps:
-                rendered.append(step)
-                size += len(step[0])
-                if size >= FLUSH_AT_BYTES:
-                    break
-            else:
-                # Small: whole, as a warm hit is answered (ETag, Content-Length).
-                assert render.entry is not None
-                data = b"".join(packed for _, packed in rendered)
-                return _stored_response(request, source, (render.entry, data))
-        except BaseException:
-            close = getattr(steps, "close", None)
-            if close is not None:
-                close()
-            raise
-        gzip = conf.GZIP and accepts_gzip(request)
-        release = None if lock is None else lock.release_now
-        tee = _Tee(rendered, steps, gzip, release)
-        handed_over = True
-        response = streaming_response(request, tee, source.content_type)
-        if gzip:
-            response["Content-Encoding"] = "gzip"
-        if conf.GZIP:
-            response["Vary"] = "Accept-Encoding"
-        # No ETag nor Content-Length: both are known only once it is rendered
-        # (and no Last-Modified when the lastmod is settled after the body).
-        return finish(response, None if prepared.settle else timestamp(prepared.lastmod))
-    finally:
-        if lock is not None and not handed_over:
-            lock.release_now()
-
-
-class _Tee:
-    """The client's copy of a cold render that goes on into the cache.
-
-    Sends what was rendered before the response started, then each chunk as
-    the render produces it (gzip bytes to a client that accepts them, the
-    plain ones to others). The render lock is released once the entry is
-    stored, or when the response is closed first (a client that left, an
-    error midway): then the render stops and no entry is stored.
-    """
-
-    def __init__(
-        self,
-        rendered: list[tuple[bytes, bytes]],
-        steps: Iterator[tuple[bytes, bytes]],
-        gzip: bool,
-        release: Callable[[], None] | None,
-    ) -> None:
-        self.rendered = rendered
-        self.steps = steps
-        self.gzip = gzip
-        self.release = release
-        self.chunks = self._chunks()
-
-    def _chunks(self) -> Generator[bytes, None, None]:
-        try:
-            for step in chain(self.rendered, self.steps):
-                chunk = step[1] if self.gzip else step[0]
-                if chunk:
-                    yield chunk
-        finally:
-            self._end()
-
-    def __iter__(self) -> Iterator[bytes]:
-        return self
-
-    def __next__(self) -> bytes:
-        return next(self.chunks)
-
-    def close(self) -> None:
-        """Stop: the render (its queries, its transaction) ends, the lock is freed."""
-        self.chunks.close()
-        self._end()
-
-    def _end(self) -> None:
-        release, self.release = self.release, None
-        try:
-            close = getattr(self.steps, "close", None)
-            if close is not None:
-                close()  # a render that did not reach its end stores nothing
-        finally:
-            if release is not None:
-                release()
+            return respond_uncached(request, prepared, source.content_type)
+    if not locked and not quiet.is_open():
+        logger.warning(
+            "Sitemap cache: another process holds the render lock of %s for over %ss; "
+            "rendering here too.",
+            request.path,
+            conf.CACHE_LOCK_WAIT,
+        )
+    return _stored_response(request, source, _Render(cache, where, prepared, fingerprint).whole())
 
 
 def _current(entry: Entry | None, where: Lookup, fingerprint: str | None) -> Entry | None:
@@ -1330,25 +899,18 @@ def _current(entry: Entry | None, where: Lookup, fingerprint: str | None) -> Ent
     return entry
 
 
-def _stored(
-    cache: BaseCache, where: Lookup, fingerprint: str | None
-) -> Flow[tuple[Entry, bytes] | None]:
+def _stored(cache: BaseCache, where: Lookup, fingerprint: str | None) -> tuple[Entry, bytes] | None:
     """The file's current entry and body, when the cache holds them now."""
-    meta = yield _call(cache, "get", where.meta_key)
-    entry = _current(Entry.from_cache(meta), where, fingerprint)
+    entry = _current(Entry.from_cache(quiet.call(cache, "get", where.meta_key)), where, fingerprint)
     if entry is None:
         return None
-    data = yield from _cached_body(cache, where.body_key, entry)
+    data = _cached_body(cache, where.body_key, entry)
     return None if data is None else (entry, data)
-
-
-_poll_delays = locks.poll_delays
 
 
 def _wait_for_entry(
     lock: locks.Lock, where: Lookup, fingerprint: str | None
-) -> Flow[tuple[Entry, bytes] | None]:
+) -> tuple[Entry, bytes] | None:
     """Poll for the entry another request is rendering (``Lock.wait``: the
-    holder stores the metadata before it releases the lock); under ASGI
-    without blocking the event loop or the sync thread."""
-    return (yield from lock.wait(partial(_stored, lock.cache, where, fingerprint), _poll_delays()))
+    holder stores the metadata before it releases the lock)."""
+    return lock.wait(partial(_stored, lock.cache, where, fingerprint))

@@ -345,7 +345,7 @@ def submit_pending(
         result.remaining = _queued(cache)
         return result
     lock = locks.Lock(cache.cache, f"{PREFIX}:lock", LOCK_TTL)
-    if not lock.take_now():
+    if not lock.take():
         logger.info("IndexNow: another run is submitting.")
         result.busy = True
         result.remaining = _queued(cache)
@@ -379,7 +379,7 @@ def submit_pending(
             tail = _bounds(cache)[1]
         cache.delete(f"{PREFIX}:retry_at")
     finally:
-        lock.release_now()
+        lock.release()
     return result
 
 

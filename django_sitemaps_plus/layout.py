@@ -327,7 +327,7 @@ def measured_units(
             _store_shelves(cache, keys, prints, known, {keys[b] for b in missing})
     finally:
         if lock is not None:
-            lock.release_now()
+            lock.release()
     return [unit for block in ordered for unit in known.get(block, [])]
 
 
@@ -394,9 +394,9 @@ def _measuring_lock(
     """
     lock = locks.Lock(cache, measuring_lock_key(stamp), conf.CACHE_LOCK_TIMEOUT)
     try:
-        if lock.take_now():
+        if lock.take():
             return lock, {}
-        lock.wait_now(locks.nothing)
+        lock.wait()
         return None, quiet.call(cache, "get_many", wanted)
     except quiet.CacheDown:
         return None, {}

@@ -9,11 +9,9 @@ lock's token (never one that expired and was taken again), ``renew`` pushes
 the expiry back, ``wait`` polls until the holder is gone or has left what the
 waiter wants, up to ``CACHE_LOCK_WAIT``.
 
-Each is a control flow (it yields the cache calls and pauses it needs), so
-the render runs it under WSGI and ASGI alike (``cache.run``, ``cache.arun``);
-the ``*_now`` methods run it synchronously. Every call goes through the
-breaker (``quiet``): while the cache is down, no lock is taken in it, and
-``local`` serialises a process's renders of one file instead.
+Every call goes through the breaker (``quiet``): while the cache is down, no
+lock is taken in it, and ``LocalLock`` serialises a process's renders of one
+file instead.
 """
 
 from __future__ import annotations
@@ -21,8 +19,8 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Generator, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, TypeVar
 
 from django_sitemaps_plus import quiet
 from django_sitemaps_plus.conf import conf
@@ -31,9 +29,6 @@ if TYPE_CHECKING:
     from django.core.cache import BaseCache
 
 T = TypeVar("T")
-
-#: A control flow returning ``T``: yields operations, is sent their results.
-Flow = Generator[Any, Any, T]
 
 #: Pauses between two polls of a waiter (the last one repeats).
 POLL_SECONDS = (0.02, 0.05, 0.1, 0.2)
@@ -57,72 +52,48 @@ class Lock:
         self.timeout = timeout
         self.token = uuid.uuid4().hex
 
-    def take(self) -> Flow[bool]:
+    def take(self) -> bool:
         """Whether this holder took the lock (raises ``quiet.CacheDown``)."""
-        taken = yield quiet.op(self.cache, "add", self.key, self.token, timeout=self.timeout)
-        return bool(taken)
+        return bool(quiet.call(self.cache, "add", self.key, self.token, timeout=self.timeout))
 
-    def held(self) -> Flow[bool]:
+    def held(self) -> bool:
         """Whether anyone holds the lock (raises ``quiet.CacheDown``)."""
-        return (yield quiet.op(self.cache, "get", self.key)) is not None
+        return quiet.call(self.cache, "get", self.key) is not None
 
-    def release(self) -> Flow[None]:
+    def release(self) -> None:
         """Free the lock if this holder still holds it; a cache that is down
         frees it by its expiry."""
         try:
-            if (yield quiet.op(self.cache, "get", self.key)) == self.token:
-                yield quiet.op(self.cache, "delete", self.key)
+            if quiet.call(self.cache, "get", self.key) == self.token:
+                quiet.call(self.cache, "delete", self.key)
         except quiet.CacheDown:
             pass
 
-    def renew(self) -> Flow[None]:
+    def renew(self) -> None:
         """Expire ``timeout`` seconds from now (raises ``quiet.CacheDown``)."""
-        yield quiet.op(self.cache, "touch", self.key, self.timeout)
+        quiet.call(self.cache, "touch", self.key, self.timeout)
 
     def wait(
-        self, ready: Callable[[], Flow[T | None]], delays: Iterator[float] | None = None
-    ) -> Flow[T | None]:
+        self, ready: Callable[[], T | None] = lambda: None, delays: Iterator[float] | None = None
+    ) -> T | None:
         """Poll, between ``delays`` (``poll_delays()``), until ``ready()``
         returns something or the lock is free; None when the holder gave up
         (or died and its lock expired), when the wait ran out, or when the
         cache failed. The lock is read before ``ready()``: a holder leaves
         what it made before it releases, so a lock found free and nothing
         ready means it gave up (read the other way round, a holder finishing
-        between the two reads would look like one that died)."""
+        between the two reads would look like one that died). Without
+        ``ready``, it waits for the release alone."""
         for delay in poll_delays() if delays is None else delays:
-            yield quiet.Sleep(delay)
+            time.sleep(delay)
             try:
-                held = yield from self.held()
-                found = yield from ready()
+                held = self.held()
+                found = ready()
             except quiet.CacheDown:
                 return None
             if found is not None or not held:
                 return found
         return None
-
-    def take_now(self) -> bool:
-        return _run(self.take())
-
-    def release_now(self) -> None:
-        _run(self.release())
-
-    def renew_now(self) -> None:
-        _run(self.renew())
-
-    def wait_now(self, ready: Callable[[], Flow[T | None]]) -> T | None:
-        return _run(self.wait(ready))
-
-
-def nothing() -> Flow[None]:
-    """A ``ready`` for ``Lock.wait`` that waits for the lock's release alone."""
-    return None
-    yield
-
-
-def _run(flow: Flow[T]) -> T:
-    from django_sitemaps_plus.cache import run
-
-    return run(flow)
 
 
 # While the cache is down ----------------------------------------------------------

@@ -20,7 +20,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -34,7 +33,6 @@ logger = logging.getLogger("django_sitemaps_plus")
 __all__ = [
     "CacheDown",
     "Guarded",
-    "acall",
     "available",
     "call",
     "failed",
@@ -123,30 +121,6 @@ def failed(error: BaseException) -> None:
         _breaker.failed(error)
 
 
-@dataclass
-class CacheCall:
-    """An operation of a control flow (``cache.run``/``cache.arun`` perform
-    it): ``cache.<name>(*args, **kwargs)``, through the breaker; under ASGI
-    ``cache.a<name>(...)``."""
-
-    cache: BaseCache
-    name: str
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-
-
-@dataclass
-class Sleep:
-    """An operation of a control flow: a pause."""
-
-    seconds: float
-
-
-def op(cache: BaseCache, name: str, *args: Any, **kwargs: Any) -> CacheCall:
-    """The operation ``cache.<name>(*args, **kwargs)``, for a flow to yield."""
-    return CacheCall(cache, name, args, kwargs)
-
-
 def _refused() -> CacheDown:
     return CacheDown("the sitemap cache failed less than CACHE_BREAKER_SECONDS ago")
 
@@ -170,19 +144,6 @@ def call(
         if isinstance(error, passing):
             _breaker.succeeded()
             raise
-        _breaker.failed(error)
-        raise CacheDown(str(error)) from error
-    _breaker.succeeded()
-    return result
-
-
-async def acall(cache: BaseCache, method: str, *args: Any, **kwargs: Any) -> Any:
-    """``call`` through the backend's own async method ``a<method>``."""
-    if not _breaker.allows():
-        raise _refused()
-    try:
-        result = await getattr(cache, f"a{method}")(*args, **kwargs)
-    except Exception as error:
         _breaker.failed(error)
         raise CacheDown(str(error)) from error
     _breaker.succeeded()

@@ -85,10 +85,6 @@ class PageInfo:
     expires_at: dt.datetime | None = field(default=None, compare=False, repr=False)
     #: The bytes of the file's entries, when its layout measured them.
     entry_bytes: int | None = field(default=None, compare=False, repr=False)
-    #: The figures are the ones the latest index listed the file with, and
-    #: its rows may have changed since (a save after the layout was kept):
-    #: ``listed_info`` of a kept layout that is not current.
-    as_listed: bool = field(default=False, compare=False, repr=False)
 
 
 @dataclass
@@ -139,18 +135,10 @@ def counted_pages(count: int, size: int, per_item: int) -> list[PageInfo]:
     return [PageInfo(s.number, None, s.urls) for s in counted_spans(count, size, per_item)]
 
 
-def span_info(span: pagination.Span, as_listed: bool = False) -> PageInfo:
+def span_info(span: pagination.Span) -> PageInfo:
     """The index's view of a file of a section's layout; the span travels
-    with it (``prepared``), so the file's rows are read from its key range
-    (``as_listed``: see ``PageInfo``)."""
-    return PageInfo(
-        span.number,
-        span.lastmod,
-        span.urls,
-        prepared=span,
-        entry_bytes=span.size,
-        as_listed=as_listed,
-    )
+    with it (``prepared``), so the file's rows are read from its key range."""
+    return PageInfo(span.number, span.lastmod, span.urls, prepared=span, entry_bytes=span.size)
 
 
 @lru_cache(maxsize=256)
@@ -633,13 +621,6 @@ class Section:
         from its kept layout unless ``defines_own_page_info``."""
         return self.page_info(number, site)
 
-    def rows_lastmod(self, info: PageInfo, site: SiteContext) -> LastmodValue:
-        """The lastmod of the rows of the file ``info`` names, read now: after
-        a file listed ``as_listed`` was rendered from them, its lastmod to
-        store with it (cache.Prepared.settle). The default asks ``page_info``."""
-        now = self.page_info(info.number, site)
-        return None if now is None else now.lastmod
-
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         # Only this page's items' lastmod; the items and their lastmod travel
         # to page_entries (``prepared``): items() and lastmod() run once each.
@@ -926,8 +907,8 @@ class ModelSection(Section):
             return self.page_info(number, site)
         if number < 1:
             return None
-        span, fresh = layout.file_span(self, number, site)
-        return None if span is None else span_info(span, as_listed=not fresh)
+        span, _ = layout.file_span(self, number, site)
+        return None if span is None else span_info(span)
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         """File ``number`` of the layout, with its rows' figures read now (one
@@ -942,16 +923,6 @@ class ModelSection(Section):
         if figures is None:
             return None
         return PageInfo(number, figures.file_lastmod, self.figure_urls(figures), prepared=span)
-
-    def rows_lastmod(self, info: PageInfo, site: SiteContext) -> LastmodValue:
-        """The lastmod of the key range ``info`` was rendered from (one
-        aggregate), not of the file that bears its number in the layout kept
-        now: an index made meanwhile may have moved the boundaries."""
-        span = info.prepared
-        if self.defines_own_page_info or not isinstance(span, pagination.Span):
-            return super().rows_lastmod(info, site)
-        figures = self.range_figures(site, span.after, span.last)
-        return None if figures is None else figures.file_lastmod
 
     def _span(
         self, number: int, info: PageInfo | None, site: SiteContext | None

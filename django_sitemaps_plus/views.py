@@ -17,12 +17,10 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
-from functools import partial
+from functools import wraps
 from itertools import chain
 from typing import Any, TypeVar
 
-from asgiref.sync import markcoroutinefunction, sync_to_async
 from django.db import DatabaseError
 from django.http import (
     Http404,
@@ -35,7 +33,7 @@ from django.urls import reverse
 
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus import names, protocol, xml
-from django_sitemaps_plus.cache import Prepared, Source, in_event_loop
+from django_sitemaps_plus.cache import Prepared, Source
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import SiteContext, site_context
@@ -64,74 +62,24 @@ def _unavailable(view: Callable[..., Any], error: DatabaseError) -> HttpResponse
     return response
 
 
-def _coroutine_marks() -> dict[str, Any]:
-    """The attributes ``markcoroutinefunction`` sets (their names differ
-    between Python versions), which make Django treat a view as async."""
+def sitemap_view(describe: Callable[..., Served]) -> Callable[..., HttpResponseBase]:
+    """The view serving what ``describe(request, ...)`` names: the site, the
+    file's ``Source`` and its name among built files.
 
-    def probe() -> None: ...
-
-    marked = markcoroutinefunction(probe)
-    return {name: value for name, value in vars(marked).items() if name.startswith("_is_coroutine")}
-
-
-_COROUTINE_MARKS = _coroutine_marks()
-
-
-class SitemapView:
-    """A sitemap view that is a sync view under WSGI and an async one under ASGI.
-
-    Django picks how to call a view by whether it is a coroutine function, once
-    per request, in the handler: here that answer is "yes" exactly when the
-    handler runs in an event loop (ASGI, ``AsyncClient``). Under WSGI the view
-    stays a plain function call (no event loop per request, as an ``async def``
-    view would cost there); under ASGI a cached file is answered through the
-    cache's async API (``cache.aserve_described``: off the sync thread every
-    sync view shares when the backend has native async methods; Django's own
-    backends run theirs in that thread, in one trip with the file's
-    description), and the queries and the render go to that thread.
+    A plain sync view: Django calls it in the request's thread under WSGI,
+    and in a thread (``sync_to_async``) under ASGI, where a streamed body is
+    still sent as it is produced (``cache.streaming_response``).
     """
 
-    def __init__(self, describe: Callable[..., Served]) -> None:
-        self.describe = describe
-        self.__name__ = describe.__name__.lstrip("_")
-        self.__qualname__ = self.__name__
-        self.__module__ = describe.__module__
-        self.__doc__ = describe.__doc__
-
-    def __getattr__(self, name: str) -> Any:
-        if name in _COROUTINE_MARKS and in_event_loop():
-            return _COROUTINE_MARKS[name]
-        raise AttributeError(name)
-
-    def __call__(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        if in_event_loop():
-            return self.acall(request, *args, **kwargs)
+    @wraps(describe)
+    def view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         try:
-            return self.respond(request, *args, **kwargs)
+            return _serve(request, *describe(request, *args, **kwargs))
         except DatabaseError as error:
-            return _unavailable(self, error)
+            return _unavailable(view, error)
 
-    def respond(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        return _serve(request, *self.describe(request, *args, **kwargs))
-
-    async def acall(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        """The view under an async handler."""
-        try:
-            if conf.SERVE_BUILT or not conf.CACHE:
-                # Built files and uncached renders read the storage or the
-                # database: all of it in the sync thread (the body streams).
-                respond = sync_to_async(self.respond, thread_sensitive=True)
-                return await respond(request, *args, **kwargs)
-            described = partial(self.describe, request, *args, **kwargs)
-            return await sitemap_cache.aserve_described(request, described)
-        except DatabaseError as error:
-            return _unavailable(self, error)
-
-
-def sitemap_view(describe: Callable[..., Served]) -> SitemapView:
-    """The view serving what ``describe(request, ...)`` names: the site, the
-    file's ``Source`` and its name among built files."""
-    return SitemapView(describe)
+    view.__name__ = view.__qualname__ = describe.__name__.lstrip("_")
+    return view
 
 
 def _url_name(request: HttpRequest, name: str) -> str:
@@ -294,32 +242,17 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Se
         # conditional request, answered from page_info, does not.
         page_info = _once(lambda: found.listed_info(page, site))
 
-    def prepared(info: PageInfo | None) -> Prepared:
+    def prepare() -> Prepared:
+        info = page_info()
         if info is None:
             raise Http404("No such sitemap page.")
         return Prepared(info.lastmod, lambda: body(info), found.page_expires_at(info, site))
 
-    def prepare() -> Prepared:
-        return prepared(page_info())
-
-    def prepare_streamed() -> Prepared:
-        # A cold cached file sent as it renders: the file as the latest
-        # index listed it; when its rows changed since, their lastmod is
-        # read after the body (one aggregate over the rows it was rendered
-        # from), stored with the render, rather than before the first byte.
-        info = found.listed_info(page, site)
-        ready = prepared(info)
-        if info is None or not info.as_listed:
-            return ready
-        return replace(ready, lastmod=None, settle=partial(found.rows_lastmod, info, site))
-
-    streamed = conf.CACHE and not conf.CACHE_FRESHNESS_CHECK and not conf.SERVE_BUILT
     source = Source(
         [found],
         XML_CONTENT_TYPE if ext == "xml" else TEXT_CONTENT_TYPE,
         prepare,
         page_info,
-        prepare_streamed if streamed else None,
     )
     return site, source, names.file_name(section, page, ext)
 

@@ -1,4 +1,5 @@
-"""ASGI application of the test project, for the real-server tests (test_asgi.py).
+"""ASGI application of the test project (and ``wsgi``, its WSGI one, for
+gunicorn), for the real-server tests (test_asgi.py).
 
 ``SITEMAPS_TEST_REGISTER=articles`` registers the articles section;
 ``=cached`` the same with the cache on (local memory: one server process), a
@@ -24,9 +25,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from django.core.asgi import get_asgi_application
+from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 application = get_asgi_application()
+wsgi = get_wsgi_application()
 
 HOLD_AT = 8000
 
@@ -105,8 +108,7 @@ elif mode == "counted":
     waits = [0]
     wait_for_entry = sitemap_cache._wait_for_entry
 
-    # Under ASGI a waiter polls asynchronously (``aserve`` drives the flow), off
-    # the sync thread.
+    # A request that found the render lock held waits for the holder's file.
     def counting_wait(*args):  # type: ignore[no-untyped-def]
         waits[0] += 1
         return wait_for_entry(*args)

@@ -28,6 +28,7 @@ from asgiref.sync import async_to_sync
 from django.core.cache import cache as django_cache
 from django.db import OperationalError, connection
 from django.test import AsyncClient, Client
+from django.test.utils import CaptureQueriesContext
 from django.utils.http import http_date
 
 from django_sitemaps_plus import cache as sitemap_cache
@@ -100,19 +101,20 @@ def test_same_bytes_and_headers_under_both_handlers(section, settings, cache, pa
 
 
 @pytest.mark.parametrize("handler", ["wsgi", "asgi"])
-def test_a_cold_file_after_a_save_settles_its_lastmod_after_the_body(section, settings, handler):
-    # The layout kept by the index predates the save: the streamed response
-    # goes out without waiting for the aggregate; the stored entry has it.
+def test_a_cold_file_after_a_save_carries_its_rows_lastmod(section, settings, handler):
+    # The layout kept by the index predates the save: the cold file, rendered
+    # into the cache, is answered from the stored entry with the rows' lastmod.
     settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
     get = wsgi_get if handler == "wsgi" else asgi_get
     get("/sitemap.xml")
     Article.objects.filter(pk=3).update(updated_at=at(5))
     sitemap_cache.invalidate("articles")
     cold, cold_body = get("/sitemap-articles-1.xml")
-    assert cold.streaming and "Last-Modified" not in cold
+    assert cold["Last-Modified"] == http_date(at(5).timestamp())
     warm, warm_body = get("/sitemap-articles-1.xml")
     assert warm_body == cold_body
-    assert warm["Last-Modified"] == http_date(at(5).timestamp())
+    for header in ("Last-Modified", "ETag", "Content-Length"):
+        assert warm[header] == cold[header], header
 
 
 def test_an_uncached_file_streams_asynchronously(section, settings):
@@ -123,9 +125,9 @@ def test_an_uncached_file_streams_asynchronously(section, settings):
 
 
 def test_the_first_chunk_is_made_in_the_view_s_trip_to_the_sync_thread():
-    # Made by the view (in the sync thread): the first chunk is produced at
+    # Made by the view (in its sync thread): the first chunk is produced at
     # once, so the first byte does not wait for another trip to that thread;
-    # the rest is produced as it is sent. Made in the event loop: nothing is.
+    # the rest is produced as it is sent.
     import io
 
     from django.core.handlers.asgi import ASGIRequest
@@ -147,13 +149,6 @@ def test_the_first_chunk_is_made_in_the_view_s_trip_to_the_sync_thread():
         return b"".join([chunk async for chunk in response.streaming_content])
 
     assert async_to_sync(read_all)() == b"<a><b><c>"
-
-    async def made_in_the_loop() -> list[bytes]:
-        made.clear()
-        sitemap_cache.streaming_response(request, chunks(), "text/plain")
-        return list(made)
-
-    assert async_to_sync(made_in_the_loop)() == []
 
 
 def test_a_large_cached_file_streams_asynchronously(section, settings, monkeypatch):
@@ -225,7 +220,7 @@ def test_cache_down_is_logged_with_its_error(section, settings, monkeypatch, cap
     assert record.exc_info and record.exc_info[0] is ConnectionError
 
 
-def test_the_views_are_sync_under_wsgi_and_async_under_asgi():
+def test_the_views_are_plain_sync_views_under_both_handlers():
     from asgiref.sync import iscoroutinefunction
 
     from django_sitemaps_plus import views
@@ -233,17 +228,24 @@ def test_the_views_are_sync_under_wsgi_and_async_under_asgi():
     async def in_loop() -> bool:
         return iscoroutinefunction(views.section)
 
-    # Django asks once per request, in the handler: only an event loop makes it async.
+    # Django runs a sync view in the request's thread (WSGI) or in a thread
+    # of its own (ASGI): no coroutine marker, whatever the handler.
     assert not iscoroutinefunction(views.section)
-    assert async_to_sync(in_loop)()
+    assert not async_to_sync(in_loop)()
 
 
 @pytest.mark.parametrize("gzip", [True, False])
-def test_a_warm_file_is_read_through_the_async_cache_api(section, settings, gzip):
+@pytest.mark.parametrize("backend", ["RecordingLocMemCache", "SyncRecordingLocMemCache"])
+def test_a_warm_file_is_read_in_two_round_trips_under_both_handlers(
+    section, settings, gzip, backend
+):
+    # A backend with async methods of its own, or Django's defaults (one
+    # ``aget`` per key): the view is sync, so both read the lookup and the
+    # body with one ``get_many`` each, under ASGI as under WSGI.
     from tests import recording_cache
 
     settings.CACHES = {
-        "default": {"BACKEND": "tests.recording_cache.RecordingLocMemCache", "LOCATION": "asgi"}
+        "default": {"BACKEND": f"tests.recording_cache.{backend}", "LOCATION": backend}
     }
     settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
     headers = {"HTTP_ACCEPT_ENCODING": "gzip"} if gzip else {}
@@ -252,54 +254,11 @@ def test_a_warm_file_is_read_through_the_async_cache_api(section, settings, gzip
     response, body = asgi_get("/sitemap-articles-1.xml", **headers)
     assert response.status_code == 200
     assert body == wsgi_body
-    # The lookup and the body: two async reads, no sync one from the view.
-    assert recording_cache.calls.count("aget_many") == 2
+    assert recording_cache.calls == ["get_many", "get_many"]
     recording_cache.calls.clear()
     warm_wsgi_response, _ = wsgi_get("/sitemap-articles-1.xml", **headers)
     assert recording_cache.calls == ["get_many", "get_many"]
     assert response["ETag"] == warm_wsgi_response["ETag"]
-
-
-@pytest.mark.parametrize("gzip", [True, False])
-def test_a_warm_file_costs_one_trip_to_the_sync_thread(section, settings, monkeypatch, gzip):
-    # Django's own backends: the file's description (it may query), the
-    # lookup and the body in one trip (each trip costs about a millisecond).
-    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
-    headers = {"HTTP_ACCEPT_ENCODING": "gzip"} if gzip else {}
-    _, wsgi_body = wsgi_get("/sitemap-articles-1.xml", **headers)  # renders, stores
-    trips: list[tuple[str, ...]] = []
-    real = sitemap_cache._drive_in_thread
-
-    def counted(flow, op):  # type: ignore[no-untyped-def]
-        done, following = real(flow, op)
-        trips.append((type(op).__name__, "done" if done else type(following).__name__))
-        return done, following
-
-    monkeypatch.setattr(sitemap_cache, "_drive_in_thread", counted)
-    response, body = asgi_get("/sitemap-articles-1.xml", **headers)
-    assert response.status_code == 200 and response["ETag"]
-    assert body == wsgi_body
-    assert trips == [("_InSyncThread", "done")]
-
-
-def test_a_backend_with_django_s_default_async_methods_is_read_in_two_round_trips(
-    section, settings
-):
-    from tests import recording_cache
-
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "tests.recording_cache.SyncRecordingLocMemCache",
-            "LOCATION": "asgi-sync",
-        }
-    }
-    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
-    wsgi_get("/sitemap-articles-1.xml")  # renders, stores
-    recording_cache.calls.clear()
-    response, body = asgi_get("/sitemap-articles-1.xml")
-    assert response.status_code == 200 and body.count(b"<url>") == 50
-    # Not one aget (a round trip) per key: the lookup and the body, as under WSGI.
-    assert recording_cache.calls == ["get_many", "get_many"]
 
 
 # A real server -----------------------------------------------------------------
@@ -424,15 +383,14 @@ def seeded(tmp_path_factory) -> Path:
     return database
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        ["uvicorn", "tests.asgi:application", "--port", "{port}", "--log-level", "warning"],
-        ["hypercorn", "tests.asgi:application", "--bind", "127.0.0.1:{port}"],
-    ],
-    ids=["uvicorn", "hypercorn"],
-)
+UVICORN = ["uvicorn", "tests.asgi:application", "--port", "{port}", "--log-level", "warning"]
+HYPERCORN = ["hypercorn", "tests.asgi:application", "--bind", "127.0.0.1:{port}"]
+#: WSGI, one sync worker.
+GUNICORN = ["gunicorn", "tests.asgi:wsgi", "--bind", "127.0.0.1:{port}", "--log-level", "warning"]
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("command", [UVICORN, HYPERCORN], ids=["uvicorn", "hypercorn"])
 def test_a_real_asgi_server_streams_the_file(seeded, command, tmp_path):
     with server(command, seeded, hold=tmp_path) as (port, process):
         # The index first, as a crawler reads it: it lays the section out
@@ -448,42 +406,40 @@ def test_a_real_asgi_server_streams_the_file(seeded, command, tmp_path):
     assert SYNC_ITERATOR_WARNING not in log
 
 
-UVICORN = ["uvicorn", "tests.asgi:application", "--port", "{port}", "--log-level", "warning"]
-
-
 @pytest.mark.slow
-def test_a_real_asgi_server_streams_a_cold_cached_file_and_stores_it(seeded, tmp_path):
-    file = "/sitemap-articles-1.xml"
-    with server(UVICORN, seeded, register="cached", hold=tmp_path) as (port, _):
-        # Sent while rendered and stored, not after; then served from the cache.
-        status, cold = _get_held_midway(port, file, tmp_path)
-        warm = _get(port, file)
-        assert status == 200 and warm == (200, cold)
-        assert cold.count(b"<url>") == 16000 and cold.endswith(b"</urlset>\n")
-        # Cold again; a client leaves midway through the render.
-        assert _get(port, "/invalidate/")[0] == 200
+@pytest.mark.parametrize(
+    "command", [UVICORN, HYPERCORN, GUNICORN], ids=["uvicorn", "hypercorn", "gunicorn"]
+)
+def test_a_real_server_stores_a_cold_file_whose_client_left_during_its_render(
+    seeded, command, tmp_path
+):
+    file = "/sitemap-counted-1.xml"
+    with server(command, seeded, register="counted", hold=tmp_path) as (port, _):
+        # A client that leaves while the file renders (held midway): the render
+        # ends in the view's thread, stores the whole file and frees the lock.
         (tmp_path / "armed").touch()
         left = socket.create_connection(("127.0.0.1", port), timeout=60)
         left.sendall(f"GET {file} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
-        assert left.recv(1).startswith(b"H")
         _appears(tmp_path / "reached")
         left.close()
         (tmp_path / "go").touch()
-        # Nothing half stored, and the lock was freed: the server waits for a
-        # holder's lock longer than this client waits for its answer, so a
-        # lock left behind fails the request. (Django 5.0's handler stops the
-        # render when its client leaves; 4.2's renders and stores it whole.)
-        after = _get(port, file)
-    assert after == (200, cold)
+        # The server waits for a holder's lock longer than this client waits
+        # for its answer: a lock left behind fails the request.
+        status, cold = _get(port, file)
+        warm = _get(port, file)[1]
+        rendered, _ = map(int, _get(port, "/renders/")[1].split())
+    assert status == 200
+    assert cold == warm and cold.count(b"<url>") == 16000 and cold.endswith(b"</urlset>\n")
+    # One render: the next request found its entry (or waited for it).
+    assert rendered == 1
 
 
 @pytest.mark.slow
 def test_a_cold_file_is_rendered_once_under_concurrent_requests(seeded, tmp_path):
     import threading
 
-    command = ["uvicorn", "tests.asgi:application", "--port", "{port}", "--log-level", "warning"]
     statuses: list[int] = []
-    with server(command, seeded, register="counted", hold=tmp_path) as (port, _):
+    with server(UVICORN, seeded, register="counted", hold=tmp_path) as (port, _):
         barrier = threading.Barrier(20)
 
         def get() -> None:
@@ -506,14 +462,14 @@ def test_a_cold_file_is_rendered_once_under_concurrent_requests(seeded, tmp_path
     assert renders == b"1 19"
 
 
-# A cold file, streamed while it is stored ---------------------------------------
+# A cold file: rendered into the cache, answered from the stored entry --------------
 
 LARGE = "/sitemap-articles-1.xml"
 
 
 @pytest.fixture
 def large(registry, settings):
-    """Caching on and a file past ``FLUSH_AT_BYTES`` (so a cold render streams)."""
+    """Caching on and a file of 1,500 URLs."""
     settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
     register(Article, lastmod_fields=["updated_at"])
     articles(1500, updated_at=at(1))
@@ -533,13 +489,11 @@ def _where(path: str = LARGE) -> sitemap_cache.Lookup:
     from django_sitemaps_plus.registry import site
 
     source = Source([site.get("articles")], "application/xml; charset=utf-8", lambda: None)
-    return sitemap_cache.run(
-        sitemap_cache._lookup(
-            sitemap_cache.get_cache(),
-            SiteContext("https://example.com"),
-            RequestFactory().get(path),
-            source,
-        )
+    return sitemap_cache._lookup(
+        sitemap_cache.get_cache(),
+        SiteContext("https://example.com"),
+        RequestFactory().get(path),
+        source,
     )
 
 
@@ -559,82 +513,46 @@ def keeping_the_connection() -> Iterator[None]:
         request_finished.connect(close_old_connections)
 
 
-def read_cold(handler: str, path: str, leave: bool = False, **headers: str) -> dict[str, Any]:
-    """Open ``path`` through ``handler``, read its first chunk, note the cache's
-    state, then read the rest (or close the response: a client that left)."""
-    seen: dict[str, Any] = {}
-    if handler == "wsgi":
-        response = Client().get(path, **headers)
-        seen["response"] = response
-        chunks = iter(response.streaming_content)
-        seen["first"] = next(chunks)
-        seen["during"] = cache_state(path)
-        if leave:
-            # The test client's iterator (its wrapper of ours): closing it closes
-            # the response, as a WSGI server does when its client is gone.
-            response._iterator.close()
-        else:
-            seen["body"] = seen["first"] + b"".join(chunks)
-        return seen
-    named = {key.removeprefix("HTTP_").replace("_", "-"): value for key, value in headers.items()}
+def leave_during_the_render(path: str, rendering: Any) -> list[dict[str, Any]]:
+    """GET ``path`` through Django's ASGI handler itself, from a client that
+    disconnects once ``rendering`` (an event the render sets) is set: a
+    crawler that gives up while the file renders. The messages sent to it."""
+    from django.core.handlers.asgi import ASGIHandler
 
-    async def run() -> None:
-        response = await AsyncClient().get(path, headers=named)
-        seen["response"] = response
-        assert response.is_async
-        chunks = aiter(response.streaming_content)
-        seen["first"] = await anext(chunks)
-        seen["during"] = cache_state(path)
-        seen["body"] = seen["first"] + b"".join([chunk async for chunk in chunks])
+    sent: list[dict[str, Any]] = []
+    asked = [False]
 
-    async def run_and_leave() -> None:
-        # Through Django's ASGI handler itself: the client disconnects once the
-        # first body chunk is sent, as a crawler that gives up would.
-        from django.core.handlers.asgi import ASGIHandler
+    async def receive() -> dict[str, Any]:
+        if not asked[0]:
+            asked[0] = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        while not rendering.is_set():
+            await asyncio.sleep(0.005)
+        return {"type": "http.disconnect"}
 
-        left = asyncio.Event()
-        asked = [False]
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
 
-        async def receive() -> dict[str, Any]:
-            if not asked[0]:
-                asked[0] = True
-                return {"type": "http.request", "body": b"", "more_body": False}
-            await left.wait()
-            return {"type": "http.disconnect"}
-
-        async def send(message: dict[str, Any]) -> None:
-            if (
-                message["type"] == "http.response.body"
-                and message.get("body")
-                and not left.is_set()
-            ):
-                seen["first"] = message["body"]
-                seen["during"] = cache_state(path)
-                left.set()
-
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": "GET",
-            "scheme": "http",
-            "path": path,
-            "raw_path": path.encode(),
-            "query_string": b"",
-            "root_path": "",
-            "headers": [(b"host", b"testserver")],
-            "client": ("127.0.0.1", 1),
-            "server": ("testserver", 80),
-        }
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"testserver")],
+        "client": ("127.0.0.1", 1),
+        "server": ("testserver", 80),
+    }
+    with keeping_the_connection():
         # ``handle``, not ``__call__``: its sync work in this test's thread (the
-        # test's database connection), as the test clients run it.
-        await ASGIHandler().handle(scope, receive, send)
-
-    with keeping_the_connection(), warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        async_to_sync(run_and_leave if leave else run)()
-    assert not [w for w in caught if SYNC_ITERATOR_WARNING in str(w.message)]
-    return seen
+        # test's database connection), as the test clients run it; it returns
+        # once that work has ended.
+        async_to_sync(ASGIHandler().handle)(scope, receive, send)
+    return sent
 
 
 HANDLERS = pytest.mark.parametrize("handler", ["wsgi", "asgi"])
@@ -642,37 +560,60 @@ HANDLERS = pytest.mark.parametrize("handler", ["wsgi", "asgi"])
 
 @HANDLERS
 @pytest.mark.parametrize("gzip_", [False, True], ids=["plain", "gzip"])
-def test_a_large_cold_file_is_sent_while_it_is_stored(large, handler, gzip_):
+def test_a_cold_file_is_answered_from_its_stored_entry_like_a_hit(large, handler, gzip_):
     headers = {"HTTP_ACCEPT_ENCODING": "gzip"} if gzip_ else {}
-    cold = read_cold(handler, LARGE, **headers)
-    response = cold["response"]
-    assert response.status_code == 200 and response.streaming
-    # The first chunk left while the render went on: not stored yet, lock held.
-    assert cold["during"] == (False, True)
+    get = wsgi_get if handler == "wsgi" else asgi_get
+    cold, cold_body = get(LARGE, **headers)
+    assert cold.status_code == 200
     assert cache_state() == (True, False)
-    warm, warm_body = (wsgi_get if handler == "wsgi" else asgi_get)(LARGE, **headers)
-    assert cold["body"] == warm_body
+    warm, warm_body = get(LARGE, **headers)
+    assert cold_body == warm_body
     assert (gzip.decompress(warm_body) if gzip_ else warm_body).count(b"<url>") == 1500
-    for header in ("Content-Type", "Last-Modified", "Vary", "Content-Encoding", "X-Robots-Tag"):
-        assert response.get(header) == warm.get(header), header
-    # Known only at the end: the cold response has no ETag and no length.
-    assert "ETag" not in response and "Content-Length" not in response
+    for header in (
+        "Content-Type",
+        "Content-Length",
+        "ETag",
+        "Last-Modified",
+        "Vary",
+        "Content-Encoding",
+        "X-Robots-Tag",
+    ):
+        assert cold.get(header) == warm.get(header), header
     assert warm["ETag"]
 
 
-@HANDLERS
-def test_a_client_leaving_a_cold_stream_stores_nothing_and_frees_the_lock(large, handler):
-    left = read_cold(handler, LARGE, leave=True)
-    assert left["during"] == (False, True)
-    assert cache_state() == (False, False)
-    # The next request renders the whole file (no half entry was kept).
-    _, body = (wsgi_get if handler == "wsgi" else asgi_get)(LARGE)
-    assert body.count(b"<url>") == 1500 and body.endswith(b"</urlset>\n")
+def test_a_client_that_left_during_a_cold_render_frees_the_lock(large, monkeypatch):
+    # Django cancels an async handler's view task once its client is gone;
+    # the sync view's thread runs to its end: the render is whole, stored,
+    # and the lock freed on the way out.
+    import threading
+
+    from django_sitemaps_plus.sections import ModelSection
+
+    rendering, during = threading.Event(), []
+    real = ModelSection.page_entries
+
+    def page_entries(self, number, site, info=None):  # type: ignore[no-untyped-def]
+        rendering.set()
+        during.append(cache_state())
+        time.sleep(0.05)  # the disconnect arrives meanwhile
+        yield from real(self, number, site, info)
+
+    monkeypatch.setattr(ModelSection, "page_entries", page_entries)
+    sent = leave_during_the_render(LARGE, rendering)
+    assert during == [(False, True)]  # it rendered under the lock
+    assert not [m for m in sent if m["type"] == "http.response.body" and m.get("body")]
     assert cache_state() == (True, False)
+    # The next request is answered from the stored entry.
+    monkeypatch.setattr(ModelSection, "page_entries", real)
+    with CaptureQueriesContext(connection) as queries:
+        response, body = asgi_get(LARGE)
+    assert response.status_code == 200 and body.count(b"<url>") == 1500
+    assert not queries.captured_queries
 
 
 @HANDLERS
-def test_a_render_failing_midway_stores_nothing(registry, settings, handler):
+def test_a_render_failing_midway_stores_nothing_and_frees_the_lock(registry, settings, handler):
     from django_sitemaps_plus import ModelSection
 
     settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
@@ -690,17 +631,17 @@ def test_a_render_failing_midway_stores_nothing(registry, settings, handler):
     register(Article)(Failing)
     articles(1500)
     with pytest.raises(RuntimeError):
-        read_cold(handler, LARGE)
+        (wsgi_get if handler == "wsgi" else asgi_get)(LARGE)
     assert cache_state() == (False, False)
     failing[0] = False
     _, body = (wsgi_get if handler == "wsgi" else asgi_get)(LARGE)
     assert body.count(b"<url>") == 1500
+    assert cache_state() == (True, False)
 
 
 @HANDLERS
 def test_a_cold_request_conditional_on_the_etag_is_answered_whole(large, handler):
     get = wsgi_get if handler == "wsgi" else asgi_get
-    get(LARGE)  # cold: streamed, no ETag
     etag = get(LARGE)[0]["ETag"]
     sitemap_cache.invalidate("articles")  # cold again, same bytes
     again, _ = get(LARGE, HTTP_IF_NONE_MATCH=etag)
@@ -729,160 +670,29 @@ def test_a_hit_decides_its_conditional_response_once(section, settings, monkeypa
     assert len(decided) == 1
 
 
-def test_a_cold_render_whose_client_left_before_the_response_frees_the_lock(large, monkeypatch):
-    # Django cancels an async view whose client disconnects; the sync thread's
-    # work (prepare, the first chunks of the render) runs to its end anyway.
+def test_a_client_that_left_while_waiting_for_another_render_leaves_its_lock(
+    large, settings, monkeypatch
+):
+    """A request waiting (polling) for another request's render, whose client
+    leaves: it never releases the lock it does not hold."""
     import threading
 
-    from django_sitemaps_plus.registry import site
+    from django_sitemaps_plus import locks
 
-    reached, go = threading.Event(), threading.Event()
-    section_ = site.get("articles")
-
-    def held(real):  # type: ignore[no-untyped-def]
-        def info(number, site_):  # type: ignore[no-untyped-def]
-            reached.set()
-            go.wait(10)
-            return real(number, site_)
-
-        return info
-
-    # The file's info, before its render: page_info, or for a plain GET the
-    # layout's listed_info.
-    monkeypatch.setattr(section_, "page_info", held(section_.page_info))
-    monkeypatch.setattr(section_, "listed_info", held(section_.listed_info))
-
-    async def run() -> None:
-        request = await _request_once(reached, "the file's info")
-        request.cancel()
-        go.set()
-        with pytest.raises(asyncio.CancelledError):
-            await request
-
-    async_to_sync(run)()
-    assert cache_state() == (False, False)
-
-
-def _gated_cache(settings: Any, held: str) -> Any:
-    """A cache whose own ``aadd``/``aget`` hold at ``held`` (tests.recording_cache)."""
-    from tests import recording_cache
-
-    settings.CACHES = {
-        "default": {"BACKEND": "tests.recording_cache.GatedLocMemCache", "LOCATION": "gated"}
-    }
-    sitemap_cache.get_cache().clear()
-    recording_cache.gate.hold(held)
-    return recording_cache.gate
-
-
-async def _request_once(reached: Any, what: str) -> asyncio.Future[Any]:
-    """A GET of the large file, returned once ``reached`` (an event the
-    request sets from its thread or its task) is set: ``what`` it waits at."""
-    request = asyncio.ensure_future(AsyncClient().get(LARGE))
-    deadline = time.monotonic() + 10
-    while not reached.is_set():
-        assert time.monotonic() < deadline, f"the request never reached {what}"
-        await asyncio.sleep(0.01)
-    return request
-
-
-async def _request_held_at_the_gate(gate: Any) -> asyncio.Future[Any]:
-    """A GET of the large file, returned once its cache call waits at ``gate``."""
-    return await _request_once(gate.reached, gate.method)
-
-
-@pytest.mark.parametrize("held", ["aadd", "aget"])
-def test_a_client_that_left_during_an_own_async_cache_call_frees_the_lock(large, settings, held):
-    """With a backend whose async methods are its own (a natively async
-    one), the request is cancelled while the render lock's ``aadd`` (it has
-    succeeded, the flow does not know yet) or the ``aget`` after it (is the
-    file stored meanwhile?) is in flight: the call ends, the flow learns its
-    outcome and frees the lock at once, not after ``CACHE_LOCK_TIMEOUT``."""
-    gate = _gated_cache(settings, held)
-
-    async def run() -> None:
-        request = await _request_held_at_the_gate(gate)
-        request.cancel()
-        gate.release()
-        with pytest.raises(asyncio.CancelledError):
-            await request
-
-    try:
-        async_to_sync(run)()
-    finally:
-        gate.release()
-    assert gate.locked
-    assert cache_state() == (False, False)
-    # And the next request renders and stores the file.
-    gate.hold("none")
-    response, body = asgi_get(LARGE)
-    assert response.status_code == 200 and body.count(b"<url>") == 1500
-    assert cache_state() == (True, False)
-
-
-def test_a_client_cancelled_twice_during_an_own_async_cache_call_frees_the_lock(large, settings):
-    """Cancelled again while its cleanup waits for the ``aadd`` in flight (a
-    server shutting down, a timeout around the view): the cleanup still runs
-    to its end and frees the lock."""
-    gate = _gated_cache(settings, "aadd")
-    cache = sitemap_cache.get_cache()
-    lock_key = _where().lock_key
-
-    async def run() -> None:
-        request = await _request_held_at_the_gate(gate)
-        request.cancel()
-        await asyncio.sleep(0.05)
-        request.cancel()
-        await asyncio.sleep(0.05)
-        gate.release()
-        with pytest.raises(asyncio.CancelledError):
-            await request
-        # The cleanup goes on after the request ended: give it two seconds.
-        settled = time.monotonic() + 2
-        while cache.get(lock_key) is not None and time.monotonic() < settled:
-            await asyncio.sleep(0.01)
-
-    try:
-        async_to_sync(run)()
-    finally:
-        gate.release()
-    assert gate.locked
-    assert cache_state() == (False, False)
-
-
-def test_a_client_that_left_while_waiting_for_another_render_leaves_its_lock(large, monkeypatch):
-    """A request waiting (polling) for another request's render is cancelled:
-    its flow is abandoned where it waits, and it never releases the lock it
-    does not hold."""
-    import threading
-
+    settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "CACHE_LOCK_WAIT": 0.3}
     cache = sitemap_cache.get_cache()
     lock_key = _where().lock_key
     cache.set(lock_key, "another request's token", 60)
     polling = threading.Event()
-    abandoned: list[tuple[bool, str]] = []
-    real_delays, real_abandon = sitemap_cache._poll_delays, sitemap_cache._abandon
+    real_delays = locks.poll_delays
 
     def delays() -> Iterator[float]:
         for delay in real_delays():
             polling.set()
             yield delay
 
-    def abandon(flow: Any, done: bool, op: Any) -> None:
-        abandoned.append((done, type(op).__name__))
-        real_abandon(flow, done, op)
-
-    monkeypatch.setattr(sitemap_cache, "_poll_delays", delays)
-    monkeypatch.setattr(sitemap_cache, "_abandon", abandon)
-
-    async def run() -> None:
-        request = await _request_once(polling, "the wait for the lock")
-        request.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await request
-
-    async_to_sync(run)()
-    # Abandoned mid-wait (at a pause, or at the lock's next poll).
-    assert [done for done, _ in abandoned] == [False]
+    monkeypatch.setattr(locks, "poll_delays", delays)
+    sent = leave_during_the_render(LARGE, polling)
+    assert polling.is_set()
+    assert not [m for m in sent if m["type"] == "http.response.body" and m.get("body")]
     assert cache.get(lock_key) == "another request's token"
-    assert cache_state() == (False, True)

@@ -67,8 +67,7 @@ def _chunk_keys(cache) -> list[str]:
 
     request = RequestFactory().get("/sitemap-counted-1.xml")
     source = Source([site.get("counted")], "application/xml; charset=utf-8", lambda: None)
-    lookup = sitemap_cache._lookup(cache, SiteContext("https://example.com"), request, source)
-    where = sitemap_cache.run(lookup)
+    where = sitemap_cache._lookup(cache, SiteContext("https://example.com"), request, source)
     assert where.entry is not None
     return sitemap_cache._chunk_keys(where.body_key, where.entry)
 
@@ -630,25 +629,19 @@ class TestHttp:
         )
         assert since.status_code == 304
 
-    def test_a_cold_file_after_a_save_streams_before_its_lastmod_is_read(self, cached, registry):
+    def test_a_cold_file_after_a_save_is_answered_like_a_hit(self, cached, registry):
         # A save after the index kept its layout: the file's rows may have
-        # changed, so its Last-Modified needs their aggregate. A plain GET is
-        # sent while it renders without waiting for it; the aggregate runs
-        # after the body and the stored entry carries it.
+        # changed, so its Last-Modified is their aggregate's (day 4, not the
+        # layout's day 1). The cold file is rendered into the cache and
+        # answered from the stored entry: the warm response's bytes and headers.
         _saved_after_its_index()
-        with CaptureQueriesContext(connection) as before_body:
-            cold = Client().get("/sitemap-articles-1.xml")
-        assert cold.streaming
-        assert not any("MAX(" in q["sql"] for q in before_body.captured_queries)
-        # Not the lastmod the layout was made with (day 1), nor a guess.
-        assert "Last-Modified" not in cold and "ETag" not in cold
-        with CaptureQueriesContext(connection) as during_body:
-            body = b"".join(cold.streaming_content)
-        assert any("MAX(" in q["sql"] for q in during_body.captured_queries)
+        cold = Client().get("/sitemap-articles-1.xml")
+        assert not cold.streaming
+        assert cold["Last-Modified"] == http_date(at(4).timestamp())
         warm = Client().get("/sitemap-articles-1.xml")
-        assert warm.content == body
-        assert warm["Last-Modified"] == http_date(at(4).timestamp())
-        assert "ETag" in warm
+        assert warm.content == cold.content and cold.content.count(b"<url>") == 200
+        for header in ("ETag", "Last-Modified", "Content-Length", "Vary", "Content-Type"):
+            assert cold[header] == warm[header], header
 
     def test_the_lastmod_read_after_the_body_is_of_the_rows_rendered(
         self, cached, registry, monkeypatch
@@ -702,18 +695,17 @@ class TestHttp:
         )
         assert again.status_code == 304
 
-    def test_a_cold_file_after_its_index_streams_with_its_lastmod(self, cached, registry):
+    def test_a_cold_file_after_its_index_takes_its_lastmod_from_the_layout(self, cached, registry):
         # No save since the index laid the file out: its lastmod is the
-        # layout's, current, so the streamed response carries it.
+        # layout's, current, so no aggregate runs for it.
         register(Article, lastmod_fields=["updated_at"])
         articles(200, updated_at=at(3))
         Client().get("/sitemap.xml")
         with CaptureQueriesContext(connection) as queries:
             cold = Client().get("/sitemap-articles-1.xml")
-        assert cold.streaming
         assert not any("MAX(" in q["sql"] for q in queries.captured_queries)
         assert cold["Last-Modified"] == http_date(at(3).timestamp())
-        b"".join(cold.streaming_content)
+        assert cold.content.count(b"<url>") == 200
 
     def test_cache_control_is_settable(self, settings, counted):
         settings.SITEMAPS_PLUS = {**CACHED, "CACHE_CONTROL": "public, max-age=300"}
@@ -910,7 +902,7 @@ class TestLocking:
         held: list[str] = []
 
         def lookup(cache, site, request, source):
-            where = yield from original(cache, site, request, source)
+            where = original(cache, site, request, source)
             if not held:
                 # A process took the lock and died without releasing it.
                 cache.add(f"{where.body_key}:lock", "dead", timeout=60)
@@ -965,7 +957,7 @@ class TestFaults:
         article = Article.objects.get(pk=1)
         article.save()  # a save never breaks on the cache
 
-    def test_a_lastmod_unreadable_after_the_body_stores_nothing_and_ends_the_response(
+    def test_a_database_failing_before_a_cold_render_stores_nothing_and_frees_the_lock(
         self, cached, registry, monkeypatch, caplog
     ):
         from django_sitemaps_plus.sections import ModelSection
@@ -975,18 +967,21 @@ class TestFaults:
         def broken(*args, **kwargs):
             raise OperationalError("database unavailable")
 
-        # A plain GET asks the kept layout first, its rows' figures after the body.
+        # The rows' figures (their lastmod) are read under the render lock.
         with monkeypatch.context() as patched:
             patched.setattr(ModelSection, "range_figures", broken)
-            cold, body = fetch("/sitemap-articles-1.xml")
-        assert cold.status_code == 200 and body.endswith(b"</urlset>\n")
-        assert len(locs(body)) == 200
-        assert "could not be read after its render" in caplog.text
-        # Nothing stored, the lock freed: the next request renders again.
-        again, again_body = fetch("/sitemap-articles-1.xml")
-        assert again.streaming and "ETag" not in again and again_body == body
-        warm = Client().get("/sitemap-articles-1.xml")
-        assert warm["Last-Modified"] == http_date(at(4).timestamp())
+            failed = Client().get("/sitemap-articles-1.xml")
+        assert failed.status_code == 503
+        # Nothing stored, the lock freed: the next request renders and stores.
+        with CaptureQueriesContext(connection) as queries:
+            again = Client().get("/sitemap-articles-1.xml")
+        assert again.status_code == 200 and len(locs(again.content)) == 200
+        assert again["Last-Modified"] == http_date(at(4).timestamp()) and again["ETag"]
+        assert queries.captured_queries
+        assert "holds the render lock" not in caplog.text  # it took the lock
+        with CaptureQueriesContext(connection) as queries:
+            warm = Client().get("/sitemap-articles-1.xml")
+        assert warm.content == again.content and not queries.captured_queries
 
     def test_database_down_cold_gives_503(self, cached, registry, monkeypatch):
         from django_sitemaps_plus.sections import ModelSection
