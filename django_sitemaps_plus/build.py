@@ -33,7 +33,9 @@ index over several XML files.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import hashlib
 import json
 import logging
 import os
@@ -41,20 +43,21 @@ import re
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import partial
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from django.core.files.storage import FileSystemStorage, Storage
 from django.urls import NoReverseMatch, reverse
 
-from django_sitemaps_plus import names, protocol, xml
+from django_sitemaps_plus import names, pagination, protocol, xml
 from django_sitemaps_plus.cache import Measured, gzip_chunks
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import SiteContext, site_context, to_uri
+from django_sitemaps_plus.sections import PageInfo
 from django_sitemaps_plus.storage import (
     COPY_CHUNK,
     get_build_storage,
@@ -69,6 +72,10 @@ logger = logging.getLogger("django_sitemaps_plus")
 MANIFEST_NAME = "sitemaps-manifest.json"
 INDEX_NAME = "sitemap.xml"
 LOCK_NAME = ".sitemaps-build.lock"
+#: The folder of a build's plan and of its jobs' records (``BuildPlan``),
+#: there until the build's index is written.
+PLAN_DIR = ".sitemaps-build"
+PLAN_FILE = "plan.json"
 #: Seconds a cache build lock lives without renewal (a killed build's lock
 #: expires); renewed each time a file is written.
 CACHE_LOCK_SECONDS = 600
@@ -168,12 +175,14 @@ class BuildResult:
     written: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    #: Built by an earlier run of the same plan that failed or was killed.
+    resumed: list[str] = field(default_factory=list)
     urls: int = 0
     seconds: float = 0.0
 
     @property
     def files(self) -> int:
-        return len(self.written) + len(self.skipped)
+        return len(self.written) + len(self.skipped) + len(self.resumed)
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "files": self.files, "seconds": round(self.seconds, 3)}
@@ -274,18 +283,18 @@ def _write_interim_index(
     gzip: bool,
     site: SiteContext,
     previous: dict[str, Any],
-    plan: list[tuple[Any, Any]],
+    planned: dict[str, str | None],
     stylesheet: str | None = None,
 ) -> bool:
     """Before files are replaced: an index of the files that exist already,
-    each with the later of its old and new lastmod. Written only when some
-    lastmod moves forward; returns whether it was written.
+    each with the later of its old and new lastmod (``planned``: each file's
+    new lastmod, W3C text). Written only when some lastmod moves forward;
+    returns whether it was written.
 
     A build killed after replacing some files then leaves an index whose
     lastmods are never older than those files' (at worst newer than a file
     not rewritten yet, which costs a crawler one needless fetch).
     """
-    planned = {names.file_name(s.get_name(), p.number): p.lastmod for s, p in plan}
     entries: list[str] = []
     moved = False
     for name in sorted(previous):
@@ -295,8 +304,7 @@ def _write_interim_index(
             continue
         old_text = info.get("lastmod")
         old_value = _lastmod_value(old_text)
-        new_value = planned.get(name)
-        new_text = format_w3c(new_value) if new_value is not None else None
+        new_text = planned.get(name)
         lastmod = old_text
         if new_text and (old_value is None or (_lastmod_value(new_text) or old_value) > old_value):
             lastmod, moved = new_text, True
@@ -325,17 +333,358 @@ def _built_files(storage: Storage, prefix: str) -> set[str]:
     }
 
 
-def _load_manifest(storage: Storage, prefix: str) -> dict[str, Any]:
-    data = read_bytes(storage, storage_name(MANIFEST_NAME, prefix))
+def _load_json(storage: Storage, name: str) -> Any:
+    """The JSON document ``name`` of the storage; None when missing or unreadable."""
+    data = read_bytes(storage, name)
     if not data:
-        return {}
+        return None
     try:
-        manifest = json.loads(data)
+        return json.loads(data)
     except ValueError:
+        return None
+
+
+def _write_json(storage: Storage, name: str, document: Any, indent: int | None = None) -> None:
+    write_bytes(storage, name, [json.dumps(document, indent=indent, sort_keys=True).encode()])
+
+
+def _load_manifest(storage: Storage, prefix: str) -> dict[str, Any]:
+    name = storage_name(MANIFEST_NAME, prefix)
+    manifest = _load_json(storage, name)
+    if manifest is None and read_bytes(storage, name):
         logger.warning("Ignoring an unreadable %s: rebuilding every file.", MANIFEST_NAME)
-        return {}
     files = manifest.get("files") if isinstance(manifest, dict) else None
     return files if isinstance(files, dict) else {}
+
+
+# The plan: independent file jobs, then the index ---------------------------------
+
+
+class BuildFailed(RuntimeError):
+    """Some file jobs of a build did not finish: the index was not written,
+    the previous set is still served, and a rerun redoes only these files."""
+
+    def __init__(self, files: Sequence[str], reasons: Sequence[str] = ()) -> None:
+        self.files = list(files)
+        self.reasons = list(reasons)
+        shown = ", ".join(self.files[:10]) + (" ..." if len(self.files) > 10 else "")
+        why = f" ({'; '.join(self.reasons[:3])})" if self.reasons else ""
+        super().__init__(
+            f"{len(self.files)} file(s) not built: {shown}{why}. The index was not "
+            "written; a rerun builds only the missing files."
+        )
+
+
+@dataclass
+class FileJob:
+    """One section file of a plan (with its ``.txt`` twin when the plan has
+    text files): what identifies its content, and the manifest entries the
+    last build left for its files (a file whose new content hashes the same
+    is not rewritten)."""
+
+    section: str
+    page: int
+    urls: int
+    lastmod: str | None
+    #: The index entry's ``<loc>``.
+    loc: str
+    #: The key range ``after < key <= last`` of a laid-out file (None: the
+    #: section's pages are not key ranges).
+    after: int | None = None
+    last: int | None = None
+    keyed: bool = False
+    previous: dict[str, Any] = field(default_factory=dict)
+
+    def files(self, text: bool) -> list[str]:
+        xml_name = names.file_name(self.section, self.page)
+        return [xml_name, names.file_name(self.section, self.page, "txt")] if text else [xml_name]
+
+    @property
+    def key(self) -> str:
+        """The job's identity: a record with this key holds its files."""
+        identity = [self.section, self.page, self.urls, self.lastmod, self.after, self.last]
+        return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
+
+
+@dataclass
+class BuildPlan:
+    """A build made once: its file jobs, run in any order by any process
+    that reaches the storage, and what the index written after them needs.
+
+    Kept in the storage (``PLAN_NAME``) until its index is written, with a
+    record per finished job (``record_name``): a build that failed or was
+    killed is resumed by the next one, which runs only the jobs without one.
+    """
+
+    generation: str
+    base_url: str
+    site_key: str
+    prefix: str
+    gzip: bool
+    text: bool
+    force: bool
+    stylesheet: str | None
+    jobs: list[FileJob]
+    #: The manifest entry of the index the final index is compared with
+    #: (empty: it is written whatever it holds).
+    index_previous: dict[str, Any] = field(default_factory=dict)
+    #: Every file the last build's manifest names (what the index may drop).
+    previous_files: list[str] = field(default_factory=list)
+    #: Enqueued on the Tasks framework: the last job writes the index.
+    enqueued: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BuildPlan:
+        jobs = [FileJob(**job) for job in data["jobs"]]
+        return cls(**{**data, "jobs": jobs})
+
+    def record_name(self, job: FileJob) -> str:
+        return storage_name(f"{PLAN_DIR}/{self.generation}/{job.key}.json", self.prefix)
+
+    def resumes(self, other: BuildPlan) -> bool:
+        """Whether this plan may take over ``other``'s finished jobs."""
+        same = ("base_url", "site_key", "prefix", "gzip", "text", "stylesheet")
+        return not self.force and all(getattr(self, f) == getattr(other, f) for f in same)
+
+    def site(self) -> SiteContext:
+        """The site the plan was made for, in any process."""
+        site = None
+        if self.site_key:
+            from django.apps import apps
+
+            label, pk = self.site_key.rsplit(":", 1)
+            site = apps.get_model(label)._default_manager.get(pk=pk)
+        return SiteContext(self.base_url, site)
+
+
+def _plan_name(prefix: str) -> str:
+    return storage_name(f"{PLAN_DIR}/{PLAN_FILE}", prefix)
+
+
+def load_plan(storage: Storage, prefix: str | None = None) -> BuildPlan | None:
+    """The plan of a build that has not written its index yet, if any."""
+    prefix = conf.BUILD_PREFIX if prefix is None else prefix
+    data = _load_json(storage, _plan_name(prefix))
+    try:
+        return BuildPlan.from_json(data) if isinstance(data, dict) else None
+    except (TypeError, KeyError):
+        return None
+
+
+def _key_range(page: Any) -> dict[str, Any]:
+    span = page.prepared
+    if isinstance(span, pagination.Span):
+        return {"after": span.after, "last": span.last, "keyed": True}
+    return {}
+
+
+def make_plan(
+    storage: Storage,
+    *,
+    site: SiteContext,
+    gzip: bool,
+    text: bool,
+    prefix: str,
+    force: bool,
+    enqueued: bool = False,
+) -> BuildPlan:
+    """Lay out every registered section's files, once, as jobs; write the
+    interim index (see the module's docstring) and keep the plan in the
+    storage. Resumes the plan of a build that failed or was killed: its
+    finished jobs whose files are still the ones planned are not run again."""
+    from django_sitemaps_plus.registry import site as registry
+
+    _remove_stale_temporaries(storage, prefix)
+    previous = _load_manifest(storage, prefix)
+    pages = [(section, page) for section in registry for page in section.index_pages(site)]
+    if len(pages) > protocol.MAX_SITEMAPS_PER_INDEX:
+        # Before anything is rendered: the index lists one entry per file.
+        raise ValueError(
+            f"The index would list {len(pages):,} files; the protocol allows "
+            f"{protocol.MAX_SITEMAPS_PER_INDEX:,}."
+        )
+    jobs = []
+    for section, page in pages:
+        name = section.get_name()
+        job = FileJob(
+            name,
+            page.number,
+            page.url_count,
+            format_w3c(page.lastmod),
+            _file_loc(section.own_site(site), name, page.number, "xml"),
+            **_key_range(page),
+        )
+        if not force:
+            job.previous = {f: previous[f] for f in job.files(text) if f in previous}
+        jobs.append(job)
+    stylesheet = _stylesheet_href(storage, prefix)
+    planned = {names.file_name(job.section, job.page): job.lastmod for job in jobs}
+    interim = _write_interim_index(storage, prefix, gzip, site, previous, planned, stylesheet)
+    plan = BuildPlan(
+        uuid.uuid4().hex,
+        site.base_url,
+        site.site_key,
+        prefix,
+        gzip,
+        text,
+        force,
+        stylesheet,
+        jobs,
+        # After an interim index the final one must be written even if it
+        # equals the old one.
+        {} if force or interim or INDEX_NAME not in previous else previous[INDEX_NAME],
+        sorted(previous),
+        enqueued,
+    )
+    pending = load_plan(storage, prefix)
+    if pending is not None:
+        if plan.resumes(pending):
+            plan.generation = pending.generation
+        else:
+            _discard_records(storage, pending)
+    _write_json(storage, _plan_name(prefix), plan.as_json())
+    return plan
+
+
+def _discard_records(storage: Storage, plan: BuildPlan) -> None:
+    for job in plan.jobs:
+        name = plan.record_name(job)
+        if storage.exists(name):
+            storage.delete(name)
+    _remove_folder(storage, storage_name(f"{PLAN_DIR}/{plan.generation}", plan.prefix))
+
+
+def _remove_folder(storage: Storage, name: str) -> None:
+    """Remove the folder ``name`` when it is empty (object stores have none)."""
+    if isinstance(storage, FileSystemStorage):
+        with contextlib.suppress(OSError):
+            os.rmdir(storage.path(name))
+
+
+def _job_record(storage: Storage, plan: BuildPlan, job: FileJob) -> dict[str, Any] | None:
+    record = _load_json(storage, plan.record_name(job))
+    if isinstance(record, dict) and record.get("key") == job.key:
+        return record
+    return None
+
+
+def run_job(
+    storage: Storage,
+    plan: BuildPlan,
+    job: FileJob,
+    site: SiteContext | None = None,
+    renew: Callable[[], None] = lambda: None,
+) -> dict[str, Any]:
+    """Render one file job (its ``.xml``, and ``.txt`` when the plan has
+    text files) to the storage, each file replaced atomically, and record
+    what it wrote: the record is what the index step reads."""
+    from django_sitemaps_plus.registry import site as registry
+
+    site = site or plan.site()
+    section = registry.get(job.section)
+    if section is None:
+        raise LookupError(f"No sitemap section {job.section!r} is registered here.")
+    result = BuildResult()
+    writer = _Writer(storage, plan.prefix, plan.gzip, job.previous, result, renew)
+    info = None
+    if job.keyed and job.last is not None:
+        # The key range the plan laid out, whatever layout this process keeps.
+        span = pagination.Span(job.page, job.after, job.last, job.urls, None)
+        info = PageInfo(job.page, None, job.urls, prepared=span)
+    xml_name, *text_name = job.files(plan.text)
+    writer.write(
+        xml_name,
+        xml.stream_urlset(
+            section.page_entries(job.page, site, info),
+            section.namespaces(),
+            label=f"Sitemap section {job.section!r}",
+            stylesheet=plan.stylesheet,
+        ),
+        urls=job.urls,
+        lastmod=job.lastmod,
+    )
+    if text_name:
+        writer.write(
+            text_name[0],
+            xml.stream_text(section.page_locations(job.page, site, info)),
+            urls=job.urls,
+        )
+    record = {
+        "key": job.key,
+        "files": writer.new,
+        "written": result.written,
+        "skipped": result.skipped,
+    }
+    _write_json(storage, plan.record_name(job), record)
+    return record
+
+
+def finish(
+    storage: Storage,
+    plan: BuildPlan,
+    site: SiteContext | None = None,
+    *,
+    ran: Iterable[str] | None = None,
+    renew: Callable[[], None] = lambda: None,
+    started: float | None = None,
+) -> BuildResult:
+    """Write the index, when every file job of ``plan`` has its record; then
+    the manifest, and remove the files the index no longer lists.
+
+    ``ran``: the keys of the jobs this build ran (the others' files were
+    built by an earlier, failed run: reported as resumed). Raises
+    ``BuildFailed`` naming the files of the jobs without a record.
+    """
+    from django_sitemaps_plus.signals import sitemaps_built
+
+    started = time.monotonic() if started is None else started
+    site = site or plan.site()
+    records = {job.key: _job_record(storage, plan, job) for job in plan.jobs}
+    missing = [f for job in plan.jobs if records[job.key] is None for f in job.files(plan.text)]
+    if missing:
+        raise BuildFailed(missing)
+    fresh = None if ran is None else set(ran)
+    result = BuildResult()
+    new: dict[str, Any] = {}
+    entries: list[str] = []
+    for job in plan.jobs:
+        record = cast("dict[str, Any]", records[job.key])
+        new.update(record["files"])
+        if fresh is None or job.key in fresh:
+            result.written.extend(record["written"])
+            result.skipped.extend(record["skipped"])
+        else:
+            result.resumed.extend(job.files(plan.text))
+        count = job.urls if plan.stylesheet else None
+        entries.append(xml.sitemap_entry(xml.escape(job.loc), job.lastmod, count))
+        result.urls += job.urls
+    old = {INDEX_NAME: plan.index_previous} if plan.index_previous else {}
+    writer = _Writer(storage, plan.prefix, plan.gzip, old, result, renew)
+    writer.new = new
+    if entries:
+        # The index last: every file it names is complete by now.
+        writer.write(INDEX_NAME, xml.stream_index(entries, plan.stylesheet), files=len(entries))
+    manifest = {"version": 1, "base_url": site.base_url, "files": writer.new}
+    _write_json(storage, storage_name(MANIFEST_NAME, plan.prefix), manifest, indent=1)
+    # Removed last: the index on the storage no longer names these files.
+    unlisted = set(plan.previous_files)
+    if plan.force:
+        unlisted |= _built_files(storage, plan.prefix)
+    for name in sorted(unlisted - set(writer.new)):
+        path = storage_name(name, plan.prefix)
+        for stale in (path, path + ".gz"):
+            if storage.exists(stale):
+                storage.delete(stale)
+        result.removed.append(name)
+    _discard_records(storage, plan)
+    storage.delete(_plan_name(plan.prefix))
+    _remove_folder(storage, storage_name(PLAN_DIR, plan.prefix))
+    result.seconds = time.monotonic() - started
+    sitemaps_built.send(sender=None, result=result)
+    return result
 
 
 def build(
@@ -347,13 +696,16 @@ def build(
     prefix: str | None = None,
     force: bool = False,
     progress: Progress | None = None,
+    jobs: int = 1,
 ) -> BuildResult:
     """Write every registered section's files and the index to ``storage``.
 
     ``force`` rewrites files whose content did not change, and removes every
     built file the new index does not list, whether a manifest names it or
     not. ``progress`` is called as ``progress(done, total, name)`` after each
-    file. Raises ``BuildRunning`` when another build holds the lock.
+    file. ``jobs``: worker processes that render the files (0: one per CPU;
+    see ``workers``). Raises ``BuildRunning`` when another build holds the
+    lock, ``BuildFailed`` when some files could not be built.
     """
     storage = storage if storage is not None else get_build_storage()
     prefix = conf.BUILD_PREFIX if prefix is None else prefix
@@ -367,6 +719,7 @@ def build(
             force=force,
             progress=progress,
             renew=renew,
+            jobs=jobs,
         )
 
 
@@ -380,87 +733,41 @@ def _build(
     force: bool,
     progress: Progress | None,
     renew: Callable[[], None],
+    jobs: int = 1,
 ) -> BuildResult:
-    from django_sitemaps_plus.registry import site as registry
-    from django_sitemaps_plus.signals import sitemaps_built
+    """Plan, run the jobs that have no record yet, write the index."""
+    from django_sitemaps_plus import workers
 
     started = time.monotonic()
     site = site or site_context(None)
     gzip = conf.BUILD_GZIP if gzip is None else gzip
-    result = BuildResult()
-    _remove_stale_temporaries(storage, prefix)
-    previous = _load_manifest(storage, prefix)
-    old = {} if force else dict(previous)
-    writer = _Writer(storage, prefix, gzip, old, result, renew)
-
-    plan = [(section, page) for section in registry for page in section.index_pages(site)]
-    if len(plan) > protocol.MAX_SITEMAPS_PER_INDEX:
-        # Before anything is rendered: the index lists one entry per file.
-        raise ValueError(
-            f"The index would list {len(plan):,} files; the protocol allows "
-            f"{protocol.MAX_SITEMAPS_PER_INDEX:,}."
-        )
-    stylesheet = _stylesheet_href(storage, prefix)
-    if _write_interim_index(storage, prefix, gzip, site, previous, plan, stylesheet):
-        # The final index must be written even if it equals the old one.
-        old.pop(INDEX_NAME, None)
-    total = len(plan) * (2 if text else 1) + 1
-    done = 0
-    entries: list[str] = []
-    for section, page in plan:
-        name = section.get_name()
-        file_name = names.file_name(name, page.number)
-        writer.write(
-            file_name,
-            xml.stream_urlset(
-                section.page_entries(page.number, site),
-                section.namespaces(),
-                label=f"Sitemap section {name!r}",
-                stylesheet=stylesheet,
-            ),
-            urls=page.url_count,
-            lastmod=format_w3c(page.lastmod),
-        )
-        done += 1
-        if progress:
-            progress(done, total, file_name)
-        if text:
-            text_name = names.file_name(name, page.number, "txt")
-            writer.write(
-                text_name,
-                xml.stream_text(section.page_locations(page.number, site)),
-                urls=page.url_count,
-            )
+    plan = make_plan(storage, site=site, gzip=gzip, text=text, prefix=prefix, force=force)
+    todo = [job for job in plan.jobs if _job_record(storage, plan, job) is None]
+    per_job = 2 if text else 1
+    total = len(plan.jobs) * per_job + 1
+    done = (len(plan.jobs) - len(todo)) * per_job
+    failed: list[FileJob] = []
+    errors: list[BaseException] = []
+    for job, error in workers.run_jobs(storage, plan, todo, renew, jobs, site):
+        if error is not None:
+            failed.append(job)
+            errors.append(error)
+            continue
+        for name in job.files(text):
             done += 1
             if progress:
-                progress(done, total, text_name)
-        loc = xml.escape(_file_loc(section.own_site(site), name, page.number, "xml"))
-        count = page.url_count if stylesheet else None
-        entries.append(xml.sitemap_entry(loc, format_w3c(page.lastmod), count))
-        result.urls += page.url_count
-    if entries:
-        # The index last: every file it names is complete by now.
-        writer.write(INDEX_NAME, xml.stream_index(entries, stylesheet), files=len(entries))
-    done += 1
-    if progress:
-        progress(done, total, INDEX_NAME)
-
-    manifest = {"version": 1, "base_url": site.base_url, "files": writer.new}
-    write_bytes(
-        storage,
-        storage_name(MANIFEST_NAME, prefix),
-        [json.dumps(manifest, indent=1, sort_keys=True).encode()],
+                progress(done, total, name)
+    if failed:
+        # Every job without a record: the failed ones, and those not run.
+        missing = [job for job in plan.jobs if _job_record(storage, plan, job) is None]
+        files = [name for job in missing for name in job.files(text)]
+        reasons = sorted({f"{type(e).__name__}: {e}" for e in errors})
+        raise BuildFailed(files, reasons) from errors[0]
+    result = finish(
+        storage, plan, site, ran=[job.key for job in todo], renew=renew, started=started
     )
-    # Removed last: the index on the storage no longer names these files.
-    unlisted = set(previous) | (_built_files(storage, prefix) if force else set())
-    for name in sorted(unlisted - set(writer.new)):
-        path = storage_name(name, prefix)
-        for stale in (path, path + ".gz"):
-            if storage.exists(stale):
-                storage.delete(stale)
-        result.removed.append(name)
-    result.seconds = time.monotonic() - started
-    sitemaps_built.send(sender=None, result=result)
+    if progress:
+        progress(total, total, INDEX_NAME)
     return result
 
 

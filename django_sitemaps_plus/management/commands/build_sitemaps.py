@@ -26,6 +26,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from django_sitemaps_plus.build import (
+    BuildFailed,
     BuildResult,
     BuildRunning,
     UrlListError,
@@ -84,6 +85,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--base-url", help="Scheme and host of every URL (default: BASE_URL or Sites)."
         )
+        parser.add_argument(
+            "--jobs",
+            type=int,
+            default=1,
+            metavar="N",
+            help="Render the files in N worker processes (default 1; 0: one per CPU).",
+        )
         parser.add_argument("--quiet", action="store_true", help="Print nothing but errors.")
         parser.add_argument(
             "--format",
@@ -118,6 +126,8 @@ class Command(BaseCommand):
             return
         if options["format"] in ("xml", "txt"):
             raise CommandError("--format xml/txt goes with --from-urls.", returncode=2)
+        if options["jobs"] < 0:
+            raise CommandError("--jobs: 0 (one per CPU) or more.", returncode=2)
         if options["base_url"]:
             site = SiteContext(options["base_url"].rstrip("/"))
         else:
@@ -136,9 +146,16 @@ class Command(BaseCommand):
                 text=options["text"],
                 force=options["force"],
                 progress=progress,
+                jobs=options["jobs"],
             )
         except BuildRunning as exc:
             raise CommandError(f"{exc} Nothing was written.", returncode=3) from exc
+        except BuildFailed as exc:
+            cause = exc.__cause__
+            from django.db import DatabaseError
+
+            where = " (database)" if isinstance(cause, DatabaseError) else ""
+            raise CommandError(f"Build failed{where}, previous files left intact: {exc}") from exc
         except (ValueError, OSError, ImproperlyConfigured) as exc:
             raise CommandError(f"Build failed, previous files left intact: {exc}") from exc
         except Exception as exc:
@@ -162,11 +179,15 @@ class Command(BaseCommand):
                 self.stdout.write(f"wrote    {name}")
             for name in result.skipped:
                 self.stdout.write(f"skipped  {name}")
+            for name in result.resumed:
+                self.stdout.write(f"resumed  {name}")
         for name in result.removed:
             self.stdout.write(f"removed  {name}")
         self.stdout.write(
             f"{result.files} files ({result.urls:,} URLs): {len(result.written)} written, "
-            f"{len(result.skipped)} unchanged, {len(result.removed)} removed "
+            f"{len(result.skipped)} unchanged, "
+            + (f"{len(result.resumed)} resumed, " if result.resumed else "")
+            + f"{len(result.removed)} removed "
             f"in {result.seconds:.1f}s."
         )
 
