@@ -76,6 +76,7 @@ LOCK_NAME = ".sitemaps-build.lock"
 #: there until the build's index is written.
 PLAN_DIR = ".sitemaps-build"
 PLAN_FILE = "plan.json"
+GENERATION_FILE = "generation"
 #: Seconds a cache build lock lives without renewal (a killed build's lock
 #: expires); renewed each time a file is written.
 CACHE_LOCK_SECONDS = 600
@@ -497,6 +498,13 @@ def make_plan(
     finished jobs whose files are still the ones planned are not run again."""
     from django_sitemaps_plus.registry import site as registry
 
+    pending = load_plan(storage, prefix)
+    if pending is not None and pending.enqueued and enqueued_running(pending):
+        raise BuildRunning(
+            "An enqueued build of this storage is still running on task workers "
+            f"(plan {pending.generation}; it counts as running until "
+            f"{CACHE_LOCK_SECONDS} s after its last job finished)."
+        )
     _remove_stale_temporaries(storage, prefix)
     previous = _load_manifest(storage, prefix)
     pages = [(section, page) for section in registry for page in section.index_pages(site)]
@@ -539,14 +547,38 @@ def make_plan(
         sorted(previous),
         enqueued,
     )
-    pending = load_plan(storage, prefix)
     if pending is not None:
         if plan.resumes(pending):
             plan.generation = pending.generation
         else:
             _discard_records(storage, pending)
     _write_json(storage, _plan_name(prefix), plan.as_json())
+    write_bytes(storage, _generation_name(prefix), [plan.generation.encode()])
     return plan
+
+
+def _generation_name(prefix: str) -> str:
+    return storage_name(f"{PLAN_DIR}/{GENERATION_FILE}", prefix)
+
+
+def current_generation(storage: Storage, prefix: str) -> str | None:
+    """The generation of the plan kept in the storage (a small read: what a
+    task checks before it runs a job of a plan that may be superseded)."""
+    data = read_bytes(storage, _generation_name(prefix))
+    return data.decode() if data else None
+
+
+def jobs_counter_key(plan: BuildPlan) -> str:
+    """The sitemap cache's count of an enqueued plan's finished jobs
+    (``tasks``): there while its jobs run, renewed by each."""
+    return f"sitemaps_plus:build-jobs:{plan.generation}"
+
+
+def enqueued_running(plan: BuildPlan) -> bool:
+    """Whether the task workers of an enqueued plan still work on it."""
+    from django_sitemaps_plus.cache import get_cache
+
+    return get_cache().get(jobs_counter_key(plan)) is not None
 
 
 def _discard_records(storage: Storage, plan: BuildPlan) -> None:
@@ -569,6 +601,11 @@ def _job_record(storage: Storage, plan: BuildPlan, job: FileJob) -> dict[str, An
     if isinstance(record, dict) and record.get("key") == job.key:
         return record
     return None
+
+
+def unfinished_jobs(storage: Storage, plan: BuildPlan) -> list[FileJob]:
+    """The jobs of ``plan`` without a record (all of them in a new plan)."""
+    return [job for job in plan.jobs if _job_record(storage, plan, job) is None]
 
 
 def run_job(
@@ -681,6 +718,7 @@ def finish(
         result.removed.append(name)
     _discard_records(storage, plan)
     storage.delete(_plan_name(plan.prefix))
+    storage.delete(_generation_name(plan.prefix))
     _remove_folder(storage, storage_name(PLAN_DIR, plan.prefix))
     result.seconds = time.monotonic() - started
     sitemaps_built.send(sender=None, result=result)
@@ -742,7 +780,7 @@ def _build(
     site = site or site_context(None)
     gzip = conf.BUILD_GZIP if gzip is None else gzip
     plan = make_plan(storage, site=site, gzip=gzip, text=text, prefix=prefix, force=force)
-    todo = [job for job in plan.jobs if _job_record(storage, plan, job) is None]
+    todo = unfinished_jobs(storage, plan)
     per_job = 2 if text else 1
     total = len(plan.jobs) * per_job + 1
     done = (len(plan.jobs) - len(todo)) * per_job
@@ -759,8 +797,7 @@ def _build(
                 progress(done, total, name)
     if failed:
         # Every job without a record: the failed ones, and those not run.
-        missing = [job for job in plan.jobs if _job_record(storage, plan, job) is None]
-        files = [name for job in missing for name in job.files(text)]
+        files = [name for job in unfinished_jobs(storage, plan) for name in job.files(text)]
         reasons = sorted({f"{type(e).__name__}: {e}" for e in errors})
         raise BuildFailed(files, reasons) from errors[0]
     result = finish(

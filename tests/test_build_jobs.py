@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 import os
-from pathlib import Path
 
 import pytest
 from django.core.files.storage import FileSystemStorage
@@ -19,7 +18,7 @@ from django_sitemaps_plus.build import MANIFEST_NAME, PLAN_DIR, BuildFailed, bui
 from django_sitemaps_plus.sections import ModelSection
 from django_sitemaps_plus.storage import TEST_KILL_ENV
 from tests.testapp.models import Article
-from tests.utils import articles, at, locs
+from tests.utils import articles, at, files_of, locs
 
 # Committed rows: on PostgreSQL or MariaDB the workers read them on their own
 # connections (an in-memory SQLite database is copied into each fork).
@@ -35,14 +34,6 @@ def pages(registry) -> None:
     register(Article, limit=2, lastmod_fields=["updated_at"])
     for article in articles(9):  # pages 1 to 5
         Article.objects.filter(pk=article.pk).update(updated_at=at(1))
-
-
-def files_of(folder: Path) -> dict[str, bytes]:
-    return {
-        str(path.relative_to(folder)): path.read_bytes()
-        for path in sorted(folder.rglob("*"))
-        if path.is_file() and path.name != ".sitemaps-build.lock"
-    }
 
 
 def report(*args: str) -> dict[str, object]:

@@ -92,6 +92,16 @@ class Command(BaseCommand):
             metavar="N",
             help="Render the files in N worker processes (default 1; 0: one per CPU).",
         )
+        parser.add_argument(
+            "--enqueue",
+            action="store_true",
+            help="Enqueue the file jobs on Django's Tasks framework (TASKS): task workers "
+            "build the files, the last one writes the index.",
+        )
+        parser.add_argument(
+            "--backend", help="With --enqueue: the TASKS backend alias (default: default)."
+        )
+        parser.add_argument("--queue", help="With --enqueue: the queue name.")
         parser.add_argument("--quiet", action="store_true", help="Print nothing but errors.")
         parser.add_argument(
             "--format",
@@ -126,6 +136,10 @@ class Command(BaseCommand):
             return
         if options["format"] in ("xml", "txt"):
             raise CommandError("--format xml/txt goes with --from-urls.", returncode=2)
+        if options["enqueue"] and options["jobs"] != 1:
+            raise CommandError("--enqueue and --jobs: task workers build the files.", returncode=2)
+        if (options["backend"] or options["queue"]) and not options["enqueue"]:
+            raise CommandError("--backend and --queue go with --enqueue.", returncode=2)
         if options["jobs"] < 0:
             raise CommandError("--jobs: 0 (one per CPU) or more.", returncode=2)
         if options["base_url"]:
@@ -136,6 +150,9 @@ class Command(BaseCommand):
             except ValueError as exc:
                 raise CommandError(f"{exc} Or pass --base-url.", returncode=2) from exc
         quiet = options["quiet"] or options["verbosity"] == 0
+        if options["enqueue"]:
+            self._enqueue(site, options, quiet)
+            return
         stderr = sys.stderr
         progress = ProgressBar(stderr, enabled=not quiet and stderr.isatty())
         try:
@@ -167,6 +184,33 @@ class Command(BaseCommand):
                 ) from exc
             raise
         self._report(result, options, quiet)
+
+    def _enqueue(self, site: SiteContext, options: dict[str, Any], quiet: bool) -> None:
+        from django_sitemaps_plus.tasks import enqueue_build
+
+        try:
+            plan, enqueued = enqueue_build(
+                storage_alias=options["storage"],
+                directory=options["dir"],
+                site=site,
+                gzip=options["gzip"],
+                text=options["text"],
+                force=options["force"],
+                backend=options["backend"],
+                queue_name=options["queue"],
+            )
+        except ImportError as exc:
+            raise CommandError(str(exc), returncode=2) from exc
+        except BuildRunning as exc:
+            raise CommandError(f"{exc} Nothing was enqueued.", returncode=3) from exc
+        report = {"generation": plan.generation, "jobs": len(plan.jobs), "enqueued": enqueued}
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(report))
+        elif not quiet:
+            self.stdout.write(
+                f"Enqueued {enqueued} of {len(plan.jobs)} file jobs (plan {plan.generation}); "
+                "the last one to finish writes the index."
+            )
 
     def _report(self, result: BuildResult, options: dict[str, Any], quiet: bool) -> None:
         if options["format"] == "json":
