@@ -1,7 +1,24 @@
 """Static builds: every sitemap file written to a storage, atomically and incrementally.
 
 ``build()`` renders each registered section's files and the index, and writes
-them to a Django storage (``storage.get_build_storage``):
+them to a Django storage (``storage.get_build_storage``). A build is a plan of
+independent file jobs plus one index:
+
+- **Plan** (``make_plan``), once: each file's section, page, URL count,
+  lastmod and key range, as the index lists them; kept in the storage
+  (``PLAN_DIR``) until the index is written.
+- **File jobs** (``run_job``), in any order and any process that reaches the
+  storage: one file (and its ``.txt``) rendered from the planned key range,
+  replaced atomically, and a record of it written to the storage. One
+  process runs them in order; ``workers`` runs them in forked processes
+  (``build(jobs=N)``), ``tasks`` on Django's Tasks framework.
+- **Index** (``finish``), only when every job of the plan has its record. A
+  failed or killed build raises ``BuildFailed`` naming the files not built;
+  its plan stays, and the next build with the same options runs only the jobs
+  without a record.
+
+Records live in the storage, not the cache: every machine that builds must
+reach the storage anyway, and a storage does not evict.
 
 - **Atomic.** Section files first, each replaced atomically
   (``storage.write_atomic``) under its final name; the index only after all of

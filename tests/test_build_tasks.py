@@ -21,10 +21,9 @@ from django_sitemaps_plus.storage import get_build_storage
 from tests.testapp.models import Article
 from tests.utils import articles, at, files_of
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.skipif(tasks._framework is None, reason="no Tasks framework installed"),
-]
+pytestmark = pytest.mark.django_db
+
+needs_tasks = pytest.mark.skipif(tasks._framework is None, reason="no Tasks framework installed")
 
 FILES = [f"sitemap-articles-{n}.xml" for n in range(1, 5)]
 
@@ -60,6 +59,7 @@ def enqueue(folder: Path) -> dict[str, Any]:
     return report
 
 
+@needs_tasks
 class TestEnqueuedBuild:
     def test_immediate_backend_writes_what_a_plain_build_writes(
         self, pages, tmp_path, settings, monkeypatch
@@ -130,3 +130,26 @@ class TestEnqueuedBuild:
         (result,) = backend.results
         assert result.task.call(*result.args, **result.kwargs)["index"] is True
         assert files_of(out) == plain_build(tmp_path / "plain")
+
+
+class TestUsage:
+    def test_without_a_tasks_framework_the_command_says_what_to_install(
+        self, pages, tmp_path, monkeypatch
+    ):
+        def missing() -> None:
+            raise ImportError("Enqueued builds need Django's Tasks framework")
+
+        monkeypatch.setattr(tasks, "_framework", None)
+        monkeypatch.setattr(tasks, "_tasks_module", missing)
+        with pytest.raises(CommandError, match="Tasks framework") as refused:
+            call_command("build_sitemaps", "--dir", str(tmp_path), "--enqueue")
+        assert refused.value.returncode == 2
+        assert not list(tmp_path.iterdir())
+
+    @pytest.mark.parametrize(
+        "args", [["--enqueue", "--jobs", "2"], ["--backend", "other"], ["--queue", "q"]]
+    )
+    def test_options_that_go_with_enqueue(self, pages, tmp_path, args):
+        with pytest.raises(CommandError) as refused:
+            call_command("build_sitemaps", "--dir", str(tmp_path), *args)
+        assert refused.value.returncode == 2
