@@ -50,13 +50,13 @@ index over several XML files.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import hashlib
 import json
 import logging
 import os
 import re
+import shutil
 import tempfile
 import time
 import uuid
@@ -607,10 +607,11 @@ def _discard_records(storage: Storage, plan: BuildPlan) -> None:
 
 
 def _remove_folder(storage: Storage, name: str) -> None:
-    """Remove the folder ``name`` when it is empty (object stores have none)."""
+    """Remove the folder ``name`` with what is left in it: the temporary
+    file of a record a killed worker was writing (object stores have no
+    folders, and publish an upload whole)."""
     if isinstance(storage, FileSystemStorage):
-        with contextlib.suppress(OSError):
-            os.rmdir(storage.path(name))
+        shutil.rmtree(storage.path(name), ignore_errors=True)
 
 
 def _job_record(storage: Storage, plan: BuildPlan, job: FileJob) -> dict[str, Any] | None:

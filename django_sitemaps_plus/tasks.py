@@ -25,6 +25,7 @@ The storage travels to the workers as its ``STORAGES`` alias or folder
 from __future__ import annotations
 
 import importlib
+import time
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
@@ -35,6 +36,7 @@ from django_sitemaps_plus.build import (
     CACHE_LOCK_SECONDS,
     BuildFailed,
     BuildPlan,
+    BuildRunning,
     FileJob,
     build_lock,
     current_generation,
@@ -110,19 +112,35 @@ def build_file(
     return record
 
 
+#: How often, a second apart, the last task tries for the build lock (held a
+#: moment by a build that is being refused, say) before it fails.
+FINISH_ATTEMPTS = 30
+
+
 def finish_enqueued(storage: Storage, prefix: str, generation: str) -> bool:
     """Write the index of the enqueued plan ``generation`` if all its jobs
     have their record; returns whether it did."""
-    with build_lock(storage, prefix):
-        plan = load_plan(storage, prefix)
-        if plan is None or plan.generation != generation:
-            return False  # written already
+    for attempt in range(FINISH_ATTEMPTS):
         try:
-            finish(storage, plan)
-        except BuildFailed:
-            return False  # a job still runs: the last one writes it
-    get_cache().delete(jobs_counter_key(plan))
-    return True
+            with build_lock(storage, prefix):
+                plan = load_plan(storage, prefix)
+                if plan is None or plan.generation != generation:
+                    return False  # written already
+                try:
+                    finish(storage, plan)
+                except BuildFailed:
+                    return False  # a job still runs: the last one writes it
+                get_cache().delete(jobs_counter_key(plan))
+                return True
+        except BuildRunning:
+            if attempt + 1 == FINISH_ATTEMPTS:
+                raise
+            _wait_for_lock()
+    return False
+
+
+def _wait_for_lock() -> None:
+    time.sleep(1)
 
 
 def enqueue_build(

@@ -11,7 +11,7 @@ dies (killed, out of memory) fails the jobs it had and those not started;
 the build then reports which files are missing, and the next build runs
 only those (``build.make_plan`` resumes the plan).
 
-Where ``fork`` is not available (Windows, macOS by default) the jobs run in
+Where ``fork`` is not available (Windows) the jobs run in
 this process.
 """
 

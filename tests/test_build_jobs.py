@@ -14,7 +14,7 @@ from django.core.files.storage import FileSystemStorage
 from django.core.management import CommandError, call_command
 
 from django_sitemaps_plus import register, workers
-from django_sitemaps_plus.build import MANIFEST_NAME, PLAN_DIR, BuildFailed, build
+from django_sitemaps_plus.build import MANIFEST_NAME, PLAN_DIR, BuildFailed, build, load_plan
 from django_sitemaps_plus.sections import ModelSection
 from django_sitemaps_plus.storage import TEST_KILL_ENV
 from tests.testapp.models import Article
@@ -96,6 +96,13 @@ class TestWorkers:
         assert after["sitemap-articles-2.xml"] == before["sitemap-articles-2.xml"]
         for loc in locs(after["sitemap.xml"]):
             assert loc.rsplit("/", 1)[1] in after
+
+        # A worker the pool ended while it wrote its record leaves its temporary file.
+        plan = load_plan(storage, "")
+        assert plan is not None
+        records = out / PLAN_DIR / plan.generation
+        records.mkdir(exist_ok=True)
+        (records / f".record.json.{'a' * 32}.tmp").write_bytes(b"{")
 
         monkeypatch.delenv(TEST_KILL_ENV)
         rerun = report("--dir", str(out), "--jobs", "2")

@@ -18,6 +18,7 @@ from django_sitemaps_plus import register, tasks
 from django_sitemaps_plus.build import PLAN_DIR, jobs_counter_key, load_plan
 from django_sitemaps_plus.cache import get_cache
 from django_sitemaps_plus.storage import get_build_storage
+from tests.test_build_concurrency import start_holder
 from tests.testapp.models import Article
 from tests.utils import articles, at, files_of
 
@@ -129,6 +130,30 @@ class TestEnqueuedBuild:
         assert report["enqueued"] == 1 and len(backend.results) == 1
         (result,) = backend.results
         assert result.task.call(*result.args, **result.kwargs)["index"] is True
+        assert files_of(out) == plain_build(tmp_path / "plain")
+
+    def test_the_last_task_waits_for_a_build_lock_held_a_moment(
+        self, pages, tmp_path, settings, monkeypatch
+    ):
+        backend = use_backend(settings, "dummy")
+        out = tmp_path / "enqueued"
+        enqueue(out)
+        *first, last = backend.results
+        for result in first:
+            result.task.call(*result.args, **result.kwargs)
+        # Another process holds the lock (a build being refused, say) ...
+        holder = start_holder(out)
+        waits: list[bool] = []
+
+        def release() -> None:  # ... and lets go while the task waits
+            waits.append(True)
+            assert holder.stdin is not None
+            holder.stdin.close()
+            holder.wait(timeout=30)
+
+        monkeypatch.setattr(tasks, "_wait_for_lock", release)
+        assert last.task.call(*last.args, **last.kwargs)["index"] is True
+        assert waits == [True]
         assert files_of(out) == plain_build(tmp_path / "plain")
 
 
