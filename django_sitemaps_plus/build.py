@@ -450,6 +450,10 @@ class BuildPlan:
     previous_files: list[str] = field(default_factory=list)
     #: Enqueued on the Tasks framework: the last job writes the index.
     enqueued: bool = False
+    #: The folder of its jobs' records: its generation's, or that of the
+    #: plan it resumes (a new generation each time: the tasks of a plan
+    #: that was taken over find it superseded).
+    records: str = ""
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -460,7 +464,11 @@ class BuildPlan:
         return cls(**{**data, "jobs": jobs})
 
     def record_name(self, job: FileJob) -> str:
-        return storage_name(f"{PLAN_DIR}/{self.generation}/{job.key}.json", self.prefix)
+        return storage_name(f"{self.records_folder}/{job.key}.json", self.prefix)
+
+    @property
+    def records_folder(self) -> str:
+        return f"{PLAN_DIR}/{self.records or self.generation}"
 
     def resumes(self, other: BuildPlan) -> bool:
         """Whether this plan may take over ``other``'s finished jobs."""
@@ -566,7 +574,7 @@ def make_plan(
     )
     if pending is not None:
         if plan.resumes(pending):
-            plan.generation = pending.generation
+            plan.records = pending.records or pending.generation
         else:
             _discard_records(storage, pending)
     _write_json(storage, _plan_name(prefix), plan.as_json())
@@ -603,7 +611,7 @@ def _discard_records(storage: Storage, plan: BuildPlan) -> None:
         name = plan.record_name(job)
         if storage.exists(name):
             storage.delete(name)
-    _remove_folder(storage, storage_name(f"{PLAN_DIR}/{plan.generation}", plan.prefix))
+    _remove_folder(storage, storage_name(plan.records_folder, plan.prefix))
 
 
 def _remove_folder(storage: Storage, name: str) -> None:

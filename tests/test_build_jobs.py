@@ -100,7 +100,7 @@ class TestWorkers:
         # A worker the pool ended while it wrote its record leaves its temporary file.
         plan = load_plan(storage, "")
         assert plan is not None
-        records = out / PLAN_DIR / plan.generation
+        records = out / plan.records_folder
         records.mkdir(exist_ok=True)
         (records / f".record.json.{'a' * 32}.tmp").write_bytes(b"{")
 

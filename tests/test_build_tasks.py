@@ -124,10 +124,13 @@ class TestEnqueuedBuild:
         plan = load_plan(get_build_storage(directory=str(out)), "")
         assert plan is not None
         get_cache().delete(jobs_counter_key(plan))
+        stale = backend.results[3]
         backend.clear()
         report = enqueue(out)
-        assert report["generation"] == plan.generation
+        assert report["generation"] != plan.generation
         assert report["enqueued"] == 1 and len(backend.results) == 1
+        # The first plan's task, still queued somewhere, finds it taken over.
+        assert stale.task.call(*stale.args, **stale.kwargs) == {"superseded": True}
         (result,) = backend.results
         assert result.task.call(*result.args, **result.kwargs)["index"] is True
         assert files_of(out) == plain_build(tmp_path / "plain")
