@@ -121,6 +121,21 @@ class TestWorkers:
         build(FileSystemStorage(location=str(fresh)))
         assert files_of(out) == files_of(fresh)
 
+    def test_progress_counts_the_workers_files(self, pages, tmp_path):
+        calls: list[tuple[int, int, str]] = []
+        build(
+            FileSystemStorage(location=str(tmp_path)),
+            text=True,
+            jobs=2,
+            progress=lambda done, total, name: calls.append((done, total, name)),
+        )
+        assert [done for done, _, _ in calls] == list(range(1, 12))
+        assert {total for _, total, _ in calls} == {11}
+        assert calls[-1][2] == "sitemap.xml"
+        assert sorted(name for _, _, name in calls[:-1]) == sorted(
+            f"sitemap-articles-{n}.{ext}" for n in range(1, 6) for ext in ("xml", "txt")
+        )
+
     def test_jobs_zero_is_one_per_cpu(self):
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         assert workers.process_count(0) == cpus
