@@ -803,6 +803,7 @@ def _build(
     from django_sitemaps_plus import workers
 
     started = time.monotonic()
+    workers.check(storage, jobs)
     site = site or site_context(None)
     gzip = conf.BUILD_GZIP if gzip is None else gzip
     plan = make_plan(storage, site=site, gzip=gzip, text=text, prefix=prefix, force=force)

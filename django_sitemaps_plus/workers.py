@@ -45,6 +45,13 @@ def process_count(jobs: int) -> int:
     return jobs
 
 
+def check(storage: Storage, jobs: int) -> None:
+    """Raise ValueError, before anything is planned, when ``jobs`` worker
+    processes cannot build into ``storage``."""
+    if process_count(jobs) > 1 and isinstance(storage, InMemoryStorage):
+        raise ValueError("Worker processes cannot share an InMemoryStorage: build with jobs=1.")
+
+
 def run_jobs(
     storage: Storage,
     plan: BuildPlan,
@@ -69,8 +76,6 @@ def run_jobs(
                 return
             yield job, None
         return
-    if isinstance(storage, InMemoryStorage):
-        raise ValueError("Worker processes cannot share an InMemoryStorage: build with jobs=1.")
     global _inherited
     _close_connections()
     _inherited = (storage, plan, site, renew)

@@ -10,7 +10,7 @@ import json
 import os
 
 import pytest
-from django.core.files.storage import FileSystemStorage
+from django.core.files.storage import FileSystemStorage, InMemoryStorage
 from django.core.management import CommandError, call_command
 
 from django_sitemaps_plus import register, workers
@@ -135,6 +135,12 @@ class TestWorkers:
         assert sorted(name for _, _, name in calls[:-1]) == sorted(
             f"sitemap-articles-{n}.{ext}" for n in range(1, 6) for ext in ("xml", "txt")
         )
+
+    def test_workers_cannot_share_memory(self, pages):
+        storage = InMemoryStorage()
+        with pytest.raises(ValueError, match="InMemoryStorage"):
+            build(storage, jobs=2)
+        assert storage.listdir("") == ([], [])  # refused before anything was planned
 
     def test_jobs_zero_is_one_per_cpu(self):
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
