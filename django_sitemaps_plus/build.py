@@ -1,7 +1,24 @@
 """Static builds: every sitemap file written to a storage, atomically and incrementally.
 
 ``build()`` renders each registered section's files and the index, and writes
-them to a Django storage (``storage.get_build_storage``):
+them to a Django storage (``storage.get_build_storage``). A build is a plan of
+independent file jobs plus one index:
+
+- **Plan** (``make_plan``), once: each file's section, page, URL count,
+  lastmod and key range, as the index lists them; kept in the storage
+  (``PLAN_DIR``) until the index is written.
+- **File jobs** (``run_job``), in any order and any process that reaches the
+  storage: one file (and its ``.txt``) rendered from the planned key range,
+  replaced atomically, and a record of it written to the storage. One
+  process runs them in order; ``workers`` runs them in forked processes
+  (``build(jobs=N)``), ``tasks`` on Django's Tasks framework.
+- **Index** (``finish``), only when every job of the plan has its record. A
+  failed or killed build raises ``BuildFailed`` naming the files not built;
+  its plan stays, and the next build with the same options runs only the jobs
+  without a record.
+
+Records live in the storage, not the cache: every machine that builds must
+reach the storage anyway, and a storage does not evict.
 
 - **Atomic.** Section files first, each replaced atomically
   (``storage.write_atomic``) under its final name; the index only after all of
@@ -34,26 +51,30 @@ index over several XML files.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import logging
 import os
 import re
+import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from functools import partial
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from django.core.files.storage import FileSystemStorage, Storage
 from django.urls import NoReverseMatch, reverse
 
-from django_sitemaps_plus import names, protocol, xml
+from django_sitemaps_plus import names, pagination, protocol, xml
 from django_sitemaps_plus.cache import Measured, gzip_chunks
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import SiteContext, site_context, to_uri
+from django_sitemaps_plus.sections import PageInfo
 from django_sitemaps_plus.storage import (
     COPY_CHUNK,
     get_build_storage,
@@ -68,6 +89,11 @@ logger = logging.getLogger("django_sitemaps_plus")
 MANIFEST_NAME = "sitemaps-manifest.json"
 INDEX_NAME = "sitemap.xml"
 LOCK_NAME = ".sitemaps-build.lock"
+#: The folder of a build's plan and of its jobs' records (``BuildPlan``),
+#: there until the build's index is written.
+PLAN_DIR = ".sitemaps-build"
+PLAN_FILE = "plan.json"
+GENERATION_FILE = "generation"
 #: Seconds a cache build lock lives without renewal (a killed build's lock
 #: expires); renewed each time a file is written.
 CACHE_LOCK_SECONDS = 600
@@ -161,12 +187,14 @@ class BuildResult:
     written: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    #: Built by an earlier run of the same plan that failed or was killed.
+    resumed: list[str] = field(default_factory=list)
     urls: int = 0
     seconds: float = 0.0
 
     @property
     def files(self) -> int:
-        return len(self.written) + len(self.skipped)
+        return len(self.written) + len(self.skipped) + len(self.resumed)
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "files": self.files, "seconds": round(self.seconds, 3)}
@@ -267,18 +295,18 @@ def _write_interim_index(
     gzip: bool,
     site: SiteContext,
     previous: dict[str, Any],
-    plan: list[tuple[Any, Any]],
+    planned: dict[str, str | None],
     stylesheet: str | None = None,
 ) -> bool:
     """Before files are replaced: an index of the files that exist already,
-    each with the later of its old and new lastmod. Written only when some
-    lastmod moves forward; returns whether it was written.
+    each with the later of its old and new lastmod (``planned``: each file's
+    new lastmod, W3C text). Written only when some lastmod moves forward;
+    returns whether it was written.
 
     A build killed after replacing some files then leaves an index whose
     lastmods are never older than those files' (at worst newer than a file
     not rewritten yet, which costs a crawler one needless fetch).
     """
-    planned = {names.file_name(s.get_name(), p.number): p.lastmod for s, p in plan}
     entries: list[str] = []
     moved = False
     for name in sorted(previous):
@@ -288,8 +316,7 @@ def _write_interim_index(
             continue
         old_text = info.get("lastmod")
         old_value = _lastmod_value(old_text)
-        new_value = planned.get(name)
-        new_text = format_w3c(new_value) if new_value is not None else None
+        new_text = planned.get(name)
         lastmod = old_text
         if new_text and (old_value is None or (_lastmod_value(new_text) or old_value) > old_value):
             lastmod, moved = new_text, True
@@ -318,17 +345,405 @@ def _built_files(storage: Storage, prefix: str) -> set[str]:
     }
 
 
-def _load_manifest(storage: Storage, prefix: str) -> dict[str, Any]:
-    data = read_bytes(storage, storage_name(MANIFEST_NAME, prefix))
+def _load_json(storage: Storage, name: str) -> Any:
+    """The JSON document ``name`` of the storage; None when missing or unreadable."""
+    data = read_bytes(storage, name)
     if not data:
-        return {}
+        return None
     try:
-        manifest = json.loads(data)
+        return json.loads(data)
     except ValueError:
+        return None
+
+
+def _write_json(storage: Storage, name: str, document: Any, indent: int | None = None) -> None:
+    write_bytes(storage, name, [json.dumps(document, indent=indent, sort_keys=True).encode()])
+
+
+def _load_manifest(storage: Storage, prefix: str) -> dict[str, Any]:
+    name = storage_name(MANIFEST_NAME, prefix)
+    manifest = _load_json(storage, name)
+    if manifest is None and read_bytes(storage, name):
         logger.warning("Ignoring an unreadable %s: rebuilding every file.", MANIFEST_NAME)
-        return {}
     files = manifest.get("files") if isinstance(manifest, dict) else None
     return files if isinstance(files, dict) else {}
+
+
+# The plan: independent file jobs, then the index ---------------------------------
+
+
+class BuildFailed(RuntimeError):
+    """Some file jobs of a build did not finish: the index was not written,
+    the previous set is still served, and a rerun redoes only these files."""
+
+    def __init__(self, files: Sequence[str], reasons: Sequence[str] = ()) -> None:
+        self.files = list(files)
+        self.reasons = list(reasons)
+        shown = ", ".join(self.files[:10]) + (" ..." if len(self.files) > 10 else "")
+        why = f" ({'; '.join(self.reasons[:3])})" if self.reasons else ""
+        super().__init__(
+            f"{len(self.files)} file(s) not built: {shown}{why}. The index was not "
+            "written; a rerun builds only the missing files."
+        )
+
+
+@dataclass
+class FileJob:
+    """One section file of a plan (with its ``.txt`` twin when the plan has
+    text files): what identifies its content, and the manifest entries the
+    last build left for its files (a file whose new content hashes the same
+    is not rewritten)."""
+
+    section: str
+    page: int
+    urls: int
+    lastmod: str | None
+    #: The index entry's ``<loc>``.
+    loc: str
+    #: The key range ``after < key <= last`` of a laid-out file (None: the
+    #: section's pages are not key ranges).
+    after: int | None = None
+    last: int | None = None
+    keyed: bool = False
+    previous: dict[str, Any] = field(default_factory=dict)
+
+    def files(self, text: bool) -> list[str]:
+        xml_name = names.file_name(self.section, self.page)
+        return [xml_name, names.file_name(self.section, self.page, "txt")] if text else [xml_name]
+
+    @property
+    def key(self) -> str:
+        """The job's identity: a record with this key holds its files."""
+        identity = [self.section, self.page, self.urls, self.lastmod, self.after, self.last]
+        return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
+
+
+@dataclass
+class BuildPlan:
+    """A build made once: its file jobs, run in any order by any process
+    that reaches the storage, and what the index written after them needs.
+
+    Kept in the storage (``PLAN_NAME``) until its index is written, with a
+    record per finished job (``record_name``): a build that failed or was
+    killed is resumed by the next one, which runs only the jobs without one.
+    """
+
+    generation: str
+    base_url: str
+    site_key: str
+    prefix: str
+    gzip: bool
+    text: bool
+    force: bool
+    stylesheet: str | None
+    jobs: list[FileJob]
+    #: The manifest entry of the index the final index is compared with
+    #: (empty: it is written whatever it holds).
+    index_previous: dict[str, Any] = field(default_factory=dict)
+    #: Every file the last build's manifest names (what the index may drop).
+    previous_files: list[str] = field(default_factory=list)
+    #: Enqueued on the Tasks framework: the last job writes the index.
+    enqueued: bool = False
+    #: The folder of its jobs' records: its generation's, or that of the
+    #: plan it resumes (a new generation each time: the tasks of a plan
+    #: that was taken over find it superseded).
+    records: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BuildPlan:
+        jobs = [FileJob(**job) for job in data["jobs"]]
+        return cls(**{**data, "jobs": jobs})
+
+    def record_name(self, job: FileJob) -> str:
+        return storage_name(f"{self.records_folder}/{job.key}.json", self.prefix)
+
+    @property
+    def records_folder(self) -> str:
+        return f"{PLAN_DIR}/{self.records or self.generation}"
+
+    def resumes(self, other: BuildPlan) -> bool:
+        """Whether this plan may take over ``other``'s finished jobs."""
+        same = ("base_url", "site_key", "prefix", "gzip", "text", "stylesheet")
+        return not self.force and all(getattr(self, f) == getattr(other, f) for f in same)
+
+    def site(self) -> SiteContext:
+        """The site the plan was made for, in any process."""
+        site = None
+        if self.site_key:
+            from django.apps import apps
+
+            label, pk = self.site_key.rsplit(":", 1)
+            site = apps.get_model(label)._default_manager.get(pk=pk)
+        return SiteContext(self.base_url, site)
+
+
+def _plan_name(prefix: str) -> str:
+    return storage_name(f"{PLAN_DIR}/{PLAN_FILE}", prefix)
+
+
+def load_plan(storage: Storage, prefix: str | None = None) -> BuildPlan | None:
+    """The plan of a build that has not written its index yet, if any."""
+    prefix = conf.BUILD_PREFIX if prefix is None else prefix
+    data = _load_json(storage, _plan_name(prefix))
+    try:
+        return BuildPlan.from_json(data) if isinstance(data, dict) else None
+    except (TypeError, KeyError):
+        return None
+
+
+def _key_range(page: Any) -> dict[str, Any]:
+    span = page.prepared
+    if isinstance(span, pagination.Span):
+        return {"after": span.after, "last": span.last, "keyed": True}
+    return {}
+
+
+def make_plan(
+    storage: Storage,
+    *,
+    site: SiteContext,
+    gzip: bool,
+    text: bool,
+    prefix: str,
+    force: bool,
+    enqueued: bool = False,
+) -> BuildPlan:
+    """Lay out every registered section's files, once, as jobs; write the
+    interim index (see the module's docstring) and keep the plan in the
+    storage. Resumes the plan of a build that failed or was killed: its
+    finished jobs whose files are still the ones planned are not run again."""
+    from django_sitemaps_plus.registry import site as registry
+
+    pending = load_plan(storage, prefix)
+    if pending is not None and pending.enqueued and enqueued_running(pending):
+        raise BuildRunning(
+            "An enqueued build of this storage is still running on task workers "
+            f"(plan {pending.generation}; it counts as running until "
+            f"{CACHE_LOCK_SECONDS} s after its last job finished)."
+        )
+    _remove_stale_temporaries(storage, prefix)
+    previous = _load_manifest(storage, prefix)
+    # The files an index lists: none that would have no URL.
+    pages = [(section, page) for section in registry for page in section.listed_pages(site)]
+    if len(pages) > protocol.MAX_SITEMAPS_PER_INDEX:
+        # Before anything is rendered: the index lists one entry per file.
+        raise ValueError(
+            f"The index would list {len(pages):,} files; the protocol allows "
+            f"{protocol.MAX_SITEMAPS_PER_INDEX:,}."
+        )
+    jobs = []
+    for section, page in pages:
+        name = section.get_name()
+        job = FileJob(
+            name,
+            page.number,
+            page.url_count,
+            format_w3c(page.lastmod),
+            _file_loc(section.own_site(site), name, page.number, "xml"),
+            **_key_range(page),
+        )
+        if not force:
+            job.previous = {f: previous[f] for f in job.files(text) if f in previous}
+        jobs.append(job)
+    stylesheet = _stylesheet_href(storage, prefix)
+    planned = {names.file_name(job.section, job.page): job.lastmod for job in jobs}
+    interim = _write_interim_index(storage, prefix, gzip, site, previous, planned, stylesheet)
+    plan = BuildPlan(
+        uuid.uuid4().hex,
+        site.base_url,
+        site.site_key,
+        prefix,
+        gzip,
+        text,
+        force,
+        stylesheet,
+        jobs,
+        # After an interim index the final one must be written even if it
+        # equals the old one.
+        {} if force or interim or INDEX_NAME not in previous else previous[INDEX_NAME],
+        sorted(previous),
+        enqueued,
+    )
+    if pending is not None:
+        if plan.resumes(pending):
+            plan.records = pending.records or pending.generation
+        else:
+            _discard_records(storage, pending)
+    _write_json(storage, _plan_name(prefix), plan.as_json())
+    write_bytes(storage, _generation_name(prefix), [plan.generation.encode()])
+    return plan
+
+
+def _generation_name(prefix: str) -> str:
+    return storage_name(f"{PLAN_DIR}/{GENERATION_FILE}", prefix)
+
+
+def current_generation(storage: Storage, prefix: str) -> str | None:
+    """The generation of the plan kept in the storage (a small read: what a
+    task checks before it runs a job of a plan that may be superseded)."""
+    data = read_bytes(storage, _generation_name(prefix))
+    return data.decode() if data else None
+
+
+def jobs_counter_key(plan: BuildPlan) -> str:
+    """The sitemap cache's count of an enqueued plan's finished jobs
+    (``tasks``): there while its jobs run, renewed by each."""
+    return f"sitemaps_plus:build-jobs:{plan.generation}"
+
+
+def enqueued_running(plan: BuildPlan) -> bool:
+    """Whether the task workers of an enqueued plan still work on it."""
+    from django_sitemaps_plus.cache import get_cache
+
+    return get_cache().get(jobs_counter_key(plan)) is not None
+
+
+def _discard_records(storage: Storage, plan: BuildPlan) -> None:
+    for job in plan.jobs:
+        name = plan.record_name(job)
+        if storage.exists(name):
+            storage.delete(name)
+    _remove_folder(storage, storage_name(plan.records_folder, plan.prefix))
+
+
+def _remove_folder(storage: Storage, name: str) -> None:
+    """Remove the folder ``name`` with what is left in it: the temporary
+    file of a record a killed worker was writing (object stores have no
+    folders, and publish an upload whole)."""
+    if isinstance(storage, FileSystemStorage):
+        shutil.rmtree(storage.path(name), ignore_errors=True)
+
+
+def _job_record(storage: Storage, plan: BuildPlan, job: FileJob) -> dict[str, Any] | None:
+    record = _load_json(storage, plan.record_name(job))
+    if isinstance(record, dict) and record.get("key") == job.key:
+        return record
+    return None
+
+
+def unfinished_jobs(storage: Storage, plan: BuildPlan) -> list[FileJob]:
+    """The jobs of ``plan`` without a record (all of them in a new plan)."""
+    return [job for job in plan.jobs if _job_record(storage, plan, job) is None]
+
+
+def run_job(
+    storage: Storage,
+    plan: BuildPlan,
+    job: FileJob,
+    site: SiteContext | None = None,
+    renew: Callable[[], None] = lambda: None,
+) -> dict[str, Any]:
+    """Render one file job (its ``.xml``, and ``.txt`` when the plan has
+    text files) to the storage, each file replaced atomically, and record
+    what it wrote: the record is what the index step reads."""
+    from django_sitemaps_plus.registry import site as registry
+
+    site = site or plan.site()
+    section = registry.get(job.section)
+    if section is None:
+        raise LookupError(f"No sitemap section {job.section!r} is registered here.")
+    result = BuildResult()
+    writer = _Writer(storage, plan.prefix, plan.gzip, job.previous, result, renew)
+    info = None
+    if job.keyed and job.last is not None:
+        # The key range the plan laid out, whatever layout this process keeps.
+        span = pagination.Span(job.page, job.after, job.last, job.urls, None)
+        info = PageInfo(job.page, None, job.urls, prepared=span)
+    xml_name, *text_name = job.files(plan.text)
+    writer.write(
+        xml_name,
+        xml.stream_urlset(
+            section.page_entries(job.page, site, info),
+            section.namespaces(),
+            label=f"Sitemap section {job.section!r}",
+            stylesheet=plan.stylesheet,
+        ),
+        urls=job.urls,
+        lastmod=job.lastmod,
+    )
+    if text_name:
+        writer.write(
+            text_name[0],
+            xml.stream_text(section.page_locations(job.page, site, info)),
+            urls=job.urls,
+        )
+    record = {
+        "key": job.key,
+        "files": writer.new,
+        "written": result.written,
+        "skipped": result.skipped,
+    }
+    _write_json(storage, plan.record_name(job), record)
+    return record
+
+
+def finish(
+    storage: Storage,
+    plan: BuildPlan,
+    site: SiteContext | None = None,
+    *,
+    ran: Iterable[str] | None = None,
+    renew: Callable[[], None] = lambda: None,
+    started: float | None = None,
+) -> BuildResult:
+    """Write the index, when every file job of ``plan`` has its record; then
+    the manifest, and remove the files the index no longer lists.
+
+    ``ran``: the keys of the jobs this build ran (the others' files were
+    built by an earlier, failed run: reported as resumed). Raises
+    ``BuildFailed`` naming the files of the jobs without a record.
+    """
+    from django_sitemaps_plus.signals import sitemaps_built
+
+    started = time.monotonic() if started is None else started
+    site = site or plan.site()
+    records = {job.key: _job_record(storage, plan, job) for job in plan.jobs}
+    missing = [f for job in plan.jobs if records[job.key] is None for f in job.files(plan.text)]
+    if missing:
+        raise BuildFailed(missing)
+    fresh = None if ran is None else set(ran)
+    result = BuildResult()
+    new: dict[str, Any] = {}
+    entries: list[str] = []
+    for job in plan.jobs:
+        record = cast("dict[str, Any]", records[job.key])
+        new.update(record["files"])
+        if fresh is None or job.key in fresh:
+            result.written.extend(record["written"])
+            result.skipped.extend(record["skipped"])
+        else:
+            result.resumed.extend(job.files(plan.text))
+        count = job.urls if plan.stylesheet else None
+        entries.append(xml.sitemap_entry(xml.escape(job.loc), job.lastmod, count))
+        result.urls += job.urls
+    old = {INDEX_NAME: plan.index_previous} if plan.index_previous else {}
+    writer = _Writer(storage, plan.prefix, plan.gzip, old, result, renew)
+    writer.new = new
+    if entries:
+        # The index last: every file it names is complete by now.
+        writer.write(INDEX_NAME, xml.stream_index(entries, plan.stylesheet), files=len(entries))
+    manifest = {"version": 1, "base_url": site.base_url, "files": writer.new}
+    _write_json(storage, storage_name(MANIFEST_NAME, plan.prefix), manifest, indent=1)
+    # Removed last: the index on the storage no longer names these files.
+    unlisted = set(plan.previous_files)
+    if plan.force:
+        unlisted |= _built_files(storage, plan.prefix)
+    for name in sorted(unlisted - set(writer.new)):
+        path = storage_name(name, plan.prefix)
+        for stale in (path, path + ".gz"):
+            if storage.exists(stale):
+                storage.delete(stale)
+        result.removed.append(name)
+    _discard_records(storage, plan)
+    storage.delete(_plan_name(plan.prefix))
+    storage.delete(_generation_name(plan.prefix))
+    _remove_folder(storage, storage_name(PLAN_DIR, plan.prefix))
+    result.seconds = time.monotonic() - started
+    sitemaps_built.send(sender=None, result=result)
+    return result
 
 
 def build(
@@ -341,6 +756,7 @@ def build(
     force: bool = False,
     progress: Progress | None = None,
     result: BuildResult | None = None,
+    jobs: int = 1,
 ) -> BuildResult:
     """Write every registered section's files and the index to ``storage``.
 
@@ -349,7 +765,9 @@ def build(
     not. ``progress`` is called as ``progress(done, total, name)`` after each
     file; ``result``, when given, is the ``BuildResult`` filled and returned,
     which ``progress`` may read for the counts so far (files written, URLs).
-    Raises ``BuildRunning`` when another build holds the lock.
+    ``jobs``: worker processes that render the files (0: one per CPU; see
+    ``workers``). Raises ``BuildRunning`` when another build holds the lock,
+    ``BuildFailed`` when some files could not be built.
     """
     storage = storage if storage is not None else get_build_storage()
     prefix = conf.BUILD_PREFIX if prefix is None else prefix
@@ -364,6 +782,7 @@ def build(
             progress=progress,
             renew=renew,
             result=result if result is not None else BuildResult(),
+            jobs=jobs,
         )
 
 
@@ -378,86 +797,45 @@ def _build(
     progress: Progress | None,
     renew: Callable[[], None],
     result: BuildResult,
+    jobs: int = 1,
 ) -> BuildResult:
-    from django_sitemaps_plus.registry import site as registry
-    from django_sitemaps_plus.signals import sitemaps_built
+    """Plan, run the jobs that have no record yet, write the index."""
+    from django_sitemaps_plus import workers
 
     started = time.monotonic()
+    workers.check(storage, jobs)
     site = site or site_context(None)
     gzip = conf.BUILD_GZIP if gzip is None else gzip
-    _remove_stale_temporaries(storage, prefix)
-    previous = _load_manifest(storage, prefix)
-    old = {} if force else dict(previous)
-    writer = _Writer(storage, prefix, gzip, old, result, renew)
-
-    plan = [(section, page) for section in registry for page in section.listed_pages(site)]
-    if len(plan) > protocol.MAX_SITEMAPS_PER_INDEX:
-        # Before anything is rendered: the index lists one entry per file.
-        raise ValueError(
-            f"The index would list {len(plan):,} files; the protocol allows "
-            f"{protocol.MAX_SITEMAPS_PER_INDEX:,}."
-        )
-    stylesheet = _stylesheet_href(storage, prefix)
-    if _write_interim_index(storage, prefix, gzip, site, previous, plan, stylesheet):
-        # The final index must be written even if it equals the old one.
-        old.pop(INDEX_NAME, None)
-    total = len(plan) * (2 if text else 1) + 1
-    done = 0
-    entries: list[str] = []
-    for section, page in plan:
-        name = section.get_name()
-        file_name = names.file_name(name, page.number)
-        writer.write(
-            file_name,
-            xml.stream_urlset(
-                section.page_entries(page.number, site),
-                section.namespaces(),
-                label=f"Sitemap section {name!r}",
-                stylesheet=stylesheet,
-            ),
-            urls=page.url_count,
-            lastmod=format_w3c(page.lastmod),
-        )
-        result.urls += page.url_count
-        done += 1
-        if progress:
-            progress(done, total, file_name)
-        if text:
-            text_name = names.file_name(name, page.number, "txt")
-            writer.write(
-                text_name,
-                xml.stream_text(section.page_locations(page.number, site)),
-                urls=page.url_count,
-            )
+    plan = make_plan(storage, site=site, gzip=gzip, text=text, prefix=prefix, force=force)
+    todo = unfinished_jobs(storage, plan)
+    per_job = 2 if text else 1
+    total = len(plan.jobs) * per_job + 1
+    done = (len(plan.jobs) - len(todo)) * per_job
+    failed: list[FileJob] = []
+    errors: list[BaseException] = []
+    for job, error in workers.run_jobs(storage, plan, todo, renew, jobs, site):
+        if error is not None:
+            failed.append(job)
+            errors.append(error)
+            continue
+        # The counts so far, for ``progress`` (``finish`` gives the final ones).
+        record = _job_record(storage, plan, job) or {}
+        result.written.extend(record.get("written", ()))
+        result.urls += job.urls
+        for name in job.files(text):
             done += 1
             if progress:
-                progress(done, total, text_name)
-        loc = xml.escape(_file_loc(section.own_site(site), name, page.number, "xml"))
-        count = page.url_count if stylesheet else None
-        entries.append(xml.sitemap_entry(loc, format_w3c(page.lastmod), count))
-    if entries:
-        # The index last: every file it names is complete by now.
-        writer.write(INDEX_NAME, xml.stream_index(entries, stylesheet), files=len(entries))
-    done += 1
+                progress(done, total, name)
+    if failed:
+        # Every job without a record: the failed ones, and those not run.
+        files = [name for job in unfinished_jobs(storage, plan) for name in job.files(text)]
+        reasons = sorted({f"{type(e).__name__}: {e}" for e in errors})
+        raise BuildFailed(files, reasons) from errors[0]
+    final = finish(storage, plan, site, ran=[job.key for job in todo], renew=renew, started=started)
+    for item in fields(BuildResult):
+        setattr(result, item.name, getattr(final, item.name))
     if progress:
-        progress(done, total, INDEX_NAME)
-
-    manifest = {"version": 1, "base_url": site.base_url, "files": writer.new}
-    write_bytes(
-        storage,
-        storage_name(MANIFEST_NAME, prefix),
-        [json.dumps(manifest, indent=1, sort_keys=True).encode()],
-    )
-    # Removed last: the index on the storage no longer names these files.
-    unlisted = set(previous) | (_built_files(storage, prefix) if force else set())
-    for name in sorted(unlisted - set(writer.new)):
-        path = storage_name(name, prefix)
-        for stale in (path, path + ".gz"):
-            if storage.exists(stale):
-                storage.delete(stale)
-        result.removed.append(name)
-    result.seconds = time.monotonic() - started
-    sitemaps_built.send(sender=None, result=result)
+        progress(total, total, INDEX_NAME)
     return result
 
 

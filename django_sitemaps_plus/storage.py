@@ -78,6 +78,8 @@ def write_atomic(storage: Storage, name: str, source: IO[bytes]) -> None:
             with open(temporary, "wb") as out:
                 while chunk := source.read(COPY_CHUNK):
                     out.write(chunk)
+                    if TEST_KILL_ENV in os.environ:
+                        _test_kill_point(name, out)
                 out.flush()
                 os.fsync(out.fileno())
             if storage.file_permissions_mode is not None:
@@ -94,6 +96,19 @@ def write_atomic(storage: Storage, name: str, source: IO[bytes]) -> None:
     saved = storage.save(name, File(source, name=os.path.basename(name)))
     if saved != name:  # pragma: no cover - a storage that renames regardless
         raise OSError(f"Storage saved {name!r} as {saved!r}.")
+
+
+#: Test-only: a worker process writing this file dies (SIGKILL) with part of
+#: it in its temporary file (``workers.kill_point``).
+TEST_KILL_ENV = "SITEMAPS_PLUS_TEST_KILL_WRITING"
+
+
+def _test_kill_point(name: str, out: IO[bytes]) -> None:
+    from django_sitemaps_plus import workers
+
+    if workers.kill_point(os.path.basename(name)):
+        out.flush()
+        workers.die()
 
 
 def write_bytes(storage: Storage, name: str, chunks: Iterable[bytes]) -> None:

@@ -14,7 +14,14 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from django_sitemaps_plus import register
-from django_sitemaps_plus.build import LOCK_NAME, MANIFEST_NAME, build, generate_from_urls
+from django_sitemaps_plus.build import (
+    LOCK_NAME,
+    MANIFEST_NAME,
+    PLAN_DIR,
+    BuildFailed,
+    build,
+    generate_from_urls,
+)
 from django_sitemaps_plus.sections import ModelSection
 from django_sitemaps_plus.signals import sitemaps_built
 from tests.test_cache import received
@@ -191,15 +198,18 @@ class TestBuild:
         Article.objects.filter(pk__in=[1, 3]).update(slug="new")
         original = ModelSection.page_entries
 
-        def failing(self, number, site):
+        def failing(self, number, site, info=None):
             if number == 2:
                 raise RuntimeError("killed mid-build")
-            return original(self, number, site)
+            return original(self, number, site, info)
 
         monkeypatch.setattr(ModelSection, "page_entries", failing)
-        with pytest.raises(RuntimeError):
+        with pytest.raises(BuildFailed) as failed:
             build(storage)
-        after = {name: read(out / name) for name in os.listdir(out)}
+        assert failed.value.files == ["sitemap-articles-2.xml", "sitemap-articles-3.xml"]
+        # The plan stays for the next build to resume.
+        assert (out / PLAN_DIR / "plan.json").exists()
+        after = {name: read(out / name) for name in os.listdir(out) if name != PLAN_DIR}
         # Page 1 was replaced whole; the index and manifest are the old ones and
         # name only complete files; no temporary file is left behind.
         assert after.keys() == before.keys()
@@ -210,7 +220,12 @@ class TestBuild:
             assert_schema_valid(after[name.rsplit("/", 1)[1]])
         monkeypatch.undo()
         result = build(storage)
-        assert "sitemap-articles-2.xml" in result.written
+        # Only what is missing is built: page 1's job finished before the failure.
+        assert result.resumed == ["sitemap-articles-1.xml"]
+        assert result.written == ["sitemap-articles-2.xml", "sitemap.xml"]
+        assert result.skipped == ["sitemap-articles-3.xml"]
+        assert not (out / PLAN_DIR).exists()
+        assert b"new" in read(out / "sitemap-articles-2.xml")
 
     def test_second_storage_alias(self, site_with_pages, settings):
         settings.STORAGES = {
@@ -259,7 +274,9 @@ class TestCommand:
         call_command("build_sitemaps", "--dir", str(out), "--format", "json", stdout=stdout)
         report = json.loads(stdout.getvalue())
         assert report["files"] == 4 and report["written"] == []
-        assert set(report) == {"written", "skipped", "removed", "files", "urls", "seconds"}
+        assert set(report) == {
+            "written", "skipped", "resumed", "removed", "files", "urls", "seconds"
+        }  # fmt: skip
         assert report["urls"] == 5 and round(report["seconds"], 3) == report["seconds"]
 
     def test_bad_usage_exits_2(self, site_with_pages, settings):

@@ -39,6 +39,20 @@ HOLDER = textwrap.dedent(
 )
 
 
+def start_holder(out: Path) -> subprocess.Popen[str]:
+    """Another process that holds the build lock of ``out`` until its
+    standard input is closed (or it is killed)."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(out)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    return holder
+
+
 @pytest.fixture
 def out(tmp_path: Path) -> Path:
     return tmp_path / "built"
@@ -55,15 +69,8 @@ class TestOneBuildAtATime:
     @pytest.mark.slow
     def test_a_build_in_another_process_holds_the_directory(self, pages, out):
         out.mkdir()
-        holder = subprocess.Popen(
-            [sys.executable, "-c", HOLDER, str(out)],
-            cwd=ROOT,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        holder = start_holder(out)
         try:
-            assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
             with pytest.raises(BuildRunning, match="Another build_sitemaps"):
                 build(FileSystemStorage(location=str(out)))
             with pytest.raises(CommandError, match="Nothing was written") as refused:
@@ -80,14 +87,7 @@ class TestOneBuildAtATime:
     @pytest.mark.slow
     def test_a_killed_holder_frees_the_lock(self, pages, out):
         out.mkdir()
-        holder = subprocess.Popen(
-            [sys.executable, "-c", HOLDER, str(out)],
-            cwd=ROOT,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        holder = start_holder(out)
         holder.kill()
         holder.wait(timeout=30)
         assert "sitemap.xml" in build(FileSystemStorage(location=str(out))).written

@@ -157,3 +157,12 @@ def measuring(monkeypatch: Any) -> list[int]:
 
     monkeypatch.setattr(layout, "_measured_rows", counted)
     return calls
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    """Every file a build left in ``folder`` (its lock file aside), by path."""
+    return {
+        str(path.relative_to(folder)): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.name != ".sitemaps-build.lock"
+    }

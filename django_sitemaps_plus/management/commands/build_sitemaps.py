@@ -26,6 +26,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from django_sitemaps_plus.build import (
+    BuildFailed,
     BuildResult,
     BuildRunning,
     UrlListError,
@@ -62,6 +63,23 @@ class Command(BaseCommand):
         parser.add_argument(
             "--base-url", help="Scheme and host of every URL (default: BASE_URL or Sites)."
         )
+        parser.add_argument(
+            "--jobs",
+            type=int,
+            default=1,
+            metavar="N",
+            help="Render the files in N worker processes (default 1; 0: one per CPU).",
+        )
+        parser.add_argument(
+            "--enqueue",
+            action="store_true",
+            help="Enqueue the file jobs on Django's Tasks framework (TASKS): task workers "
+            "build the files, the last one writes the index.",
+        )
+        parser.add_argument(
+            "--backend", help="With --enqueue: the TASKS backend alias (default: default)."
+        )
+        parser.add_argument("--queue", help="With --enqueue: the queue name.")
         parser.add_argument("--quiet", action="store_true", help="Print nothing but errors.")
         parser.add_argument(
             "--format",
@@ -106,6 +124,12 @@ class Command(BaseCommand):
         if options["from_urls"]:
             self._from_urls(storage, options)
             return
+        if options["enqueue"] and options["jobs"] != 1:
+            raise CommandError("--enqueue and --jobs: task workers build the files.", returncode=2)
+        if (options["backend"] or options["queue"]) and not options["enqueue"]:
+            raise CommandError("--backend and --queue go with --enqueue.", returncode=2)
+        if options["jobs"] < 0:
+            raise CommandError("--jobs: 0 (one per CPU) or more.", returncode=2)
         if options["base_url"]:
             site = SiteContext(options["base_url"].rstrip("/"))
         else:
@@ -114,6 +138,9 @@ class Command(BaseCommand):
             except ValueError as exc:
                 raise CommandError(f"{exc} Or pass --base-url.", returncode=2) from exc
         quiet = options["quiet"] or options["verbosity"] == 0
+        if options["enqueue"]:
+            self._enqueue(site, options, quiet)
+            return
         line = ProgressLine(self.stderr, enabled=not quiet, label="build_sitemaps")
         result = BuildResult()
 
@@ -129,9 +156,16 @@ class Command(BaseCommand):
                 force=options["force"],
                 progress=progress,
                 result=result,
+                jobs=options["jobs"],
             )
         except BuildRunning as exc:
             raise CommandError(f"{exc} Nothing was written.", returncode=3) from exc
+        except BuildFailed as exc:
+            cause = exc.__cause__
+            from django.db import DatabaseError
+
+            where = " (database)" if isinstance(cause, DatabaseError) else ""
+            raise CommandError(f"Build failed{where}, previous files left intact: {exc}") from exc
         except (ValueError, OSError, ImproperlyConfigured) as exc:
             raise CommandError(f"Build failed, previous files left intact: {exc}") from exc
         except Exception as exc:
@@ -146,6 +180,33 @@ class Command(BaseCommand):
             line.finish()
         self._report(result, options, quiet)
 
+    def _enqueue(self, site: SiteContext, options: dict[str, Any], quiet: bool) -> None:
+        from django_sitemaps_plus.tasks import enqueue_build
+
+        try:
+            plan, enqueued = enqueue_build(
+                storage_alias=options["storage"],
+                directory=options["dir"],
+                site=site,
+                gzip=options["gzip"],
+                text=options["text"],
+                force=options["force"],
+                backend=options["backend"],
+                queue_name=options["queue"],
+            )
+        except ImportError as exc:
+            raise CommandError(str(exc), returncode=2) from exc
+        except BuildRunning as exc:
+            raise CommandError(f"{exc} Nothing was enqueued.", returncode=3) from exc
+        report = {"generation": plan.generation, "jobs": len(plan.jobs), "enqueued": enqueued}
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(report))
+        elif not quiet:
+            self.stdout.write(
+                f"Enqueued {enqueued} of {len(plan.jobs)} file jobs (plan {plan.generation}); "
+                "the last one to finish writes the index."
+            )
+
     def _report(self, result: BuildResult, options: dict[str, Any], quiet: bool) -> None:
         if options["format"] == "json":
             self.stdout.write(json.dumps(result.as_dict()))
@@ -157,11 +218,15 @@ class Command(BaseCommand):
                 self.stdout.write(f"wrote    {name}")
             for name in result.skipped:
                 self.stdout.write(f"skipped  {name}")
+            for name in result.resumed:
+                self.stdout.write(f"resumed  {name}")
         for name in result.removed:
             self.stdout.write(f"removed  {name}")
         self.stdout.write(
             f"{result.files} files ({result.urls:,} URLs): {len(result.written)} written, "
-            f"{len(result.skipped)} unchanged, {len(result.removed)} removed "
+            f"{len(result.skipped)} unchanged, "
+            + (f"{len(result.resumed)} resumed, " if result.resumed else "")
+            + f"{len(result.removed)} removed "
             f"in {result.seconds:.1f}s."
         )
 

@@ -1,0 +1,151 @@
+"""Where a build's file jobs run: in this process, or in worker processes.
+
+``build(jobs=N)`` (``build_sitemaps --jobs N``) hands the jobs of its plan
+(``build.BuildPlan``) to N processes forked from the one that holds the
+build lock: they inherit Django's setup, the registered sections and the
+plan, so nothing is pickled but a job's number and its outcome. Database
+and cache connections are closed before the fork (each process opens its
+own); every job writes its files and its record to the storage, so the
+files are the same, byte for byte, as one process writes. A worker that
+dies (killed, out of memory) fails the jobs it had and those not started;
+the build then reports which files are missing, and the next build runs
+only those (``build.make_plan`` resumes the plan).
+
+Where ``fork`` is not available (Windows) the jobs run in
+this process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import TYPE_CHECKING, Any
+
+from django.core.files.storage import InMemoryStorage, Storage
+
+from django_sitemaps_plus.storage import TEST_KILL_ENV
+
+if TYPE_CHECKING:
+    from django_sitemaps_plus.build import BuildPlan, FileJob
+    from django_sitemaps_plus.location import SiteContext
+
+#: What a forked worker runs its jobs with (set in the parent before the fork).
+_inherited: tuple[Storage, BuildPlan, SiteContext, Callable[[], None]] | None = None
+
+
+def process_count(jobs: int) -> int:
+    """Worker processes for ``jobs`` (0: one per CPU this process may use)."""
+    if jobs < 0:
+        raise ValueError(f"jobs must be 0 (one per CPU) or more, not {jobs}.")
+    if jobs == 0:
+        cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+        return max(1, len(cpus) if cpus else (os.cpu_count() or 1))
+    return jobs
+
+
+def check(storage: Storage, jobs: int) -> None:
+    """Raise ValueError, before anything is planned, when ``jobs`` worker
+    processes cannot build into ``storage``."""
+    if process_count(jobs) > 1 and isinstance(storage, InMemoryStorage):
+        raise ValueError("Worker processes cannot share an InMemoryStorage: build with jobs=1.")
+
+
+def run_jobs(
+    storage: Storage,
+    plan: BuildPlan,
+    jobs: Sequence[FileJob],
+    renew: Callable[[], None],
+    processes: int,
+    site: SiteContext,
+) -> Iterator[tuple[FileJob, BaseException | None]]:
+    """Run ``jobs``, yielding each with the error it failed with (None: its
+    files and record are written). In one process they run in order and
+    stop at the first failure; with worker processes, jobs not started
+    when one fails are not started."""
+    from django_sitemaps_plus.build import run_job
+
+    processes = min(process_count(processes), len(jobs))
+    if processes <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for job in jobs:
+            try:
+                run_job(storage, plan, job, site, renew)
+            except Exception as exc:
+                yield job, exc
+                return
+            yield job, None
+        return
+    global _inherited
+    _close_connections()
+    _inherited = (storage, plan, site, renew)
+    context = multiprocessing.get_context("fork")
+    try:
+        with ProcessPoolExecutor(processes, mp_context=context) as pool:
+            pending: dict[Future[None], FileJob] = {
+                pool.submit(_run_inherited, index): job
+                for index, job in zip(_job_indexes(plan, jobs), jobs)
+            }
+            while pending:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                failed = False
+                for future in finished:
+                    job = pending.pop(future)
+                    error = future.exception()
+                    failed = failed or error is not None
+                    renew()
+                    yield job, error
+                if failed:
+                    # Jobs not started are not started; running ones finish.
+                    for future in pending:
+                        future.cancel()
+                    for future, job in pending.items():
+                        yield job, _NotRun() if future.cancelled() else future.exception()
+                    return
+    finally:
+        _inherited = None
+
+
+class _NotRun(RuntimeError):
+    def __init__(self) -> None:
+        super().__init__("not run: another job failed")
+
+
+def _job_indexes(plan: BuildPlan, jobs: Sequence[FileJob]) -> list[int]:
+    where = {id(job): index for index, job in enumerate(plan.jobs)}
+    return [where[id(job)] for job in jobs]
+
+
+def _run_inherited(index: int) -> None:
+    """A job in a forked worker, by its place in the inherited plan."""
+    from django_sitemaps_plus.build import run_job
+
+    assert _inherited is not None, "run in a process forked by run_jobs"
+    storage, plan, site, renew = _inherited
+    run_job(storage, plan, plan.jobs[index], site, renew)
+
+
+def _close_connections() -> None:
+    """Close what a forked process must not share: database connections (an
+    in-memory SQLite database stays open: the fork has a copy) and caches'
+    sockets."""
+    from django.core.cache import caches
+    from django.db import connections
+
+    connections.close_all()
+    for cache in caches.all(initialized_only=True):
+        cache.close()
+
+
+def kill_point(name: str) -> bool:
+    """Whether a test asked this worker process to die while writing ``name``
+    (``SITEMAPS_PLUS_TEST_KILL_WRITING``: a file name): only ever in a worker,
+    never in the process that holds the build lock."""
+    wanted = os.environ.get(TEST_KILL_ENV)
+    return bool(wanted) and wanted == name and multiprocessing.parent_process() is not None
+
+
+def die() -> Any:  # pragma: no cover - the process ends here
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
