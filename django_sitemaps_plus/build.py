@@ -62,7 +62,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import IO, Any, cast
 
@@ -688,6 +688,7 @@ def finish(
     ran: Iterable[str] | None = None,
     renew: Callable[[], None] = lambda: None,
     started: float | None = None,
+    result: BuildResult | None = None,
 ) -> BuildResult:
     """Write the index, when every file job of ``plan`` has its record; then
     the manifest, and remove the files the index no longer lists.
@@ -705,7 +706,10 @@ def finish(
     if missing:
         raise BuildFailed(missing)
     fresh = None if ran is None else set(ran)
-    result = BuildResult()
+    # ``result``: filled in place (its counts so far are replaced).
+    result = result if result is not None else BuildResult()
+    result.written.clear()
+    result.urls = 0
     new: dict[str, Any] = {}
     entries: list[str] = []
     for job in plan.jobs:
@@ -831,9 +835,15 @@ def _build(
         files = [name for job in unfinished_jobs(storage, plan) for name in job.files(text)]
         reasons = sorted({f"{type(e).__name__}: {e}" for e in errors})
         raise BuildFailed(files, reasons) from errors[0]
-    final = finish(storage, plan, site, ran=[job.key for job in todo], renew=renew, started=started)
-    for item in fields(BuildResult):
-        setattr(result, item.name, getattr(final, item.name))
+    finish(
+        storage,
+        plan,
+        site,
+        ran=[job.key for job in todo],
+        renew=renew,
+        started=started,
+        result=result,
+    )
     if progress:
         progress(total, total, INDEX_NAME)
     return result
