@@ -266,6 +266,16 @@ print(b"".join(articles.streaming_content if articles.streaming else [articles.c
 """
 
 
+PROBE_MISSING = """
+from django.test import Client
+client = Client(HTTP_HOST="localhost")
+index = client.get("/sitemap.xml")
+assert index.status_code == 200, index
+print(b"".join(index.streaming_content if index.streaming else [index.content]).decode())
+print("missing file:", client.get("/sitemap-missing-1.xml").status_code)
+"""
+
+
 @pytest.fixture(scope="module")
 def project(dists: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> _Project:
     """A new project (``django-admin startproject mysite .``, as the README
@@ -298,3 +308,34 @@ class TestQuickStart:
         report = project.manage("validate_sitemaps")
         assert "sitemap-articles-1.xml" in report
         assert report.strip().splitlines()[-1] == "0 errors, 0 warnings, 0 info", report
+
+    def test_a_section_of_url_names_the_project_lacks_is_checked_and_not_listed(self, project):
+        """The Quick start's first draft named ``pages:home``, which a new
+        project lacks: ``check`` says so (W008) and the index leaves the
+        section out rather than list a file that answers 404. Runs last: it
+        adds the section to the project."""
+        sitemaps = project.dir / "blog" / "sitemaps.py"
+        sitemaps.write_text(
+            sitemaps.read_text(encoding="utf-8")
+            + "\n\n@register\nclass MissingPages(Section):\n"
+            + '    name = "missing"\n\n'
+            + "    def items(self):\n"
+            + '        return ["pages:home", "pages:about"]\n\n'
+            + "    def location(self, item):\n"
+            + "        return reverse(item)\n",
+            encoding="utf-8",
+        )
+        check = subprocess.run(
+            [str(project.python), "manage.py", "check"],
+            cwd=project.dir,
+            env=project.env,
+            capture_output=True,
+            text=True,
+        )
+        # A warning: reported on stderr, and the command still succeeds.
+        assert check.returncode == 0
+        assert "sitemaps_plus.W008" in check.stderr
+        out = project.manage("shell", "-c", PROBE_MISSING)
+        assert "https://www.example.com/sitemap-articles-1.xml" in out
+        assert "sitemap-missing-1.xml" not in out
+        assert "missing file: 404" in out
