@@ -22,7 +22,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django.utils.http import http_date
 
-from django_sitemaps_plus import ModelSection, Section, register
+from django_sitemaps_plus import ModelSection, Section, locks, register
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.location import SiteContext
 from django_sitemaps_plus.signals import sitemaps_invalidated
@@ -911,14 +911,14 @@ class TestLocking:
 
         monkeypatch.setattr(sitemap_cache, "_lookup", lookup)
         polls: list[float] = []
-        real_delays = sitemap_cache._poll_delays
+        real_delays = locks.poll_delays
 
         def delays() -> Iterator[float]:
             for delay in real_delays():
                 polls.append(delay)
                 yield delay
 
-        monkeypatch.setattr(sitemap_cache, "_poll_delays", delays)
+        monkeypatch.setattr(locks, "poll_delays", delays)
         response = Client().get(request_path)
         assert response.status_code == 200
         # It waited (polled) for the dead holder, gave up once CACHE_LOCK_WAIT
