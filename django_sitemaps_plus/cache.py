@@ -135,6 +135,9 @@ class Source:
     #: conditional headers, always a 200): it may skip the query the
     #: lastmod costs before the first byte (``Prepared.settle``).
     prepare_streamed: Callable[[], Prepared] | None = None
+    #: A model section's file: keyed by the blocks it holds, not by its
+    #: section's token (``BlockScope``).
+    scope: BlockScope | None = None
 
 
 def get_cache() -> BaseCache:
@@ -174,17 +177,100 @@ def invalidate(section: str | Section | Iterable[str | Section] | None = None) -
 
 
 def bump(section: str | Section | Iterable[str | Section] | None = None) -> list[str]:
-    """``invalidate()`` without the signal: replace the version tokens.
+    """``invalidate()`` without the signal: replace the version tokens of
+    the sections and of all their files (``files_token``).
 
-    For the at-once invalidation of a save inside a transaction, whose signal
-    is sent by the one after the commit. Returns the names it bumped.
+    Returns the names it bumped.
     """
     names = _section_names(section)
-    try:
-        get_cache().set_many({_version_key(name): _new_token() for name in names}, timeout=None)
-    except Exception:
-        logger.warning("Sitemap cache: could not invalidate %s", names, exc_info=True)
+    bump_tokens([*names, *(files_token(name) for name in names if name != ALL)])
     return names
+
+
+def bump_tokens(tokens: Iterable[str]) -> None:
+    """Replace the version tokens named ``tokens`` (section names,
+    ``files_token``s, ``block_tokens``), in one cache call."""
+    tokens = sorted(set(tokens))
+    if not tokens:
+        return
+    try:
+        get_cache().set_many({_version_key(name): _new_token() for name in tokens}, timeout=None)
+    except Exception:
+        logger.warning("Sitemap cache: could not invalidate %s", tokens, exc_info=True)
+
+
+# Per-block tokens ----------------------------------------------------------------
+#
+# A model section's file is keyed by what it holds (docs/caching.md): the
+# tokens of the key blocks its range covers, bumped by a save of a row in
+# them, not by the section's token, which a save bumps for the index. A
+# token of level ``L`` stands for ``BLOCK_FANOUT ** L`` consecutive blocks;
+# a save bumps its block's token at every level, and a file reads the
+# lowest level that covers its range in at most ``FILE_TOKENS`` tokens (a
+# file over sparse keys spans many empty blocks).
+
+#: Blocks one token of the next level stands for.
+BLOCK_FANOUT = 64
+#: Levels of tokens: 64 ** 11 blocks exceed any 64-bit key.
+BLOCK_LEVELS = 11
+#: Most block tokens a file's lookup reads.
+FILE_TOKENS = 16
+
+
+def files_token(section: str) -> str:
+    """The token every file of a model section shows besides its blocks':
+    ``invalidate()`` bumps it, and a save whose rows cannot be told."""
+    return f"{section}#files"
+
+
+def block_of(key: int, width: int) -> int:
+    """The block of ``key`` (keys at or below ``width`` are block 1)."""
+    return 1 if key <= width else (key - 1) // width + 1
+
+
+def _block_token(section: str, width: int, level: int, group: int) -> str:
+    return f"{section}#{width}:{level}:{group}"
+
+
+def block_tokens(section: str, width: int, keys: Iterable[int]) -> set[str]:
+    """The tokens a change of the rows ``keys`` bumps: their blocks' at every level."""
+    tokens = set()
+    for key in keys:
+        block = block_of(key, width) - 1
+        for level in range(BLOCK_LEVELS):
+            tokens.add(_block_token(section, width, level, block // BLOCK_FANOUT**level))
+    return tokens
+
+
+def range_tokens(section: str, width: int, after: int | None, last: int) -> list[str]:
+    """The tokens a file of the keys ``after < key <= last`` shows: its
+    blocks' at the lowest level giving at most ``FILE_TOKENS`` of them."""
+    first = 0 if after is None else block_of(after + 1, width) - 1
+    end = block_of(last, width) - 1
+    for level in range(BLOCK_LEVELS):
+        size = BLOCK_FANOUT**level
+        low, high = first // size, end // size
+        if high - low < FILE_TOKENS or level == BLOCK_LEVELS - 1:
+            return [_block_token(section, width, level, g) for g in range(low, high + 1)]
+    raise AssertionError("unreachable")
+
+
+@dataclass(frozen=True)
+class BlockScope:
+    """What a model section's file is keyed by besides the site and path:
+    the section's settings (``signature``), its key range in the kept
+    layout, and the tokens of the blocks that range covers."""
+
+    section: str
+    width: int
+    #: A hash of ``layout.signature``: a changed setting makes every file cold.
+    signature: str
+    #: The cache key of the kept layout.
+    layout_key: str
+    #: The file's key range in a kept layout value, or None (none kept, no such file).
+    span_of: Callable[[Any], tuple[int | None, int] | None]
+    #: The file's key range from a layout computed now (queries), or None.
+    compute: Callable[[], tuple[int | None, int] | None]
 
 
 # One control flow, two drivers ---------------------------------------------------
@@ -441,6 +527,10 @@ class Lookup:
     stamp: str  # the version tokens of the file's sections, hashed
     entry: Entry | None  # the metadata, when it is of this version
     previous: Entry | None  # the metadata of an older version
+    #: The body's chunks, read with the block tokens (a scoped file)...
+    prefetched: dict[str, Any] | None = None
+    #: ...as the answer to the request that ``entry`` gives said.
+    answer: _Answer | None = None
 
     @property
     def lock_key(self) -> str:
@@ -454,28 +544,78 @@ def _lookup_keys(site: SiteContext, request: HttpRequest, source: Source) -> tup
     # reads (or poisons) this site's files.
     where = f"{site.cache_key}\n{request.path}\n{source.content_type}\n"
     file_id = hashlib.sha256(where.encode()).hexdigest()[:32]
+    if source.scope is not None:
+        return f"{KEY_PREFIX}:f:{file_id}", [ALL, files_token(source.scope.section)]
     return f"{KEY_PREFIX}:f:{file_id}", [ALL, *sorted(s.get_name() for s in source.sections)]
 
 
-def _lookup_of(meta_key: str, names: list[str], versions: list[str], meta: Any) -> Lookup:
-    stamp_text = "\n".join(f"{n}={v}" for n, v in zip(names, versions))
+def _body_key(meta_key: str, stamp: str) -> str:
+    return f"{KEY_PREFIX}:b:{meta_key.rsplit(':', 1)[1]}:{stamp}"
+
+
+def _lookup_of(
+    meta_key: str, names: list[str], versions: list[str], meta: Any, extra: str = ""
+) -> Lookup:
+    stamp_text = "\n".join([*(f"{n}={v}" for n, v in zip(names, versions)), extra])
     stamp = hashlib.sha256(stamp_text.encode()).hexdigest()[:32]
     entry = Entry.from_cache(meta)
     current = entry if entry is not None and entry.is_current(stamp) else None
-    file_id = meta_key.rsplit(":", 1)[1]
-    return Lookup(meta_key, f"{KEY_PREFIX}:b:{file_id}:{stamp}", stamp, current, entry)
+    return Lookup(meta_key, _body_key(meta_key, stamp), stamp, current, entry)
 
 
 def _lookup(
     cache: BaseCache, site: SiteContext, request: HttpRequest, source: Source
 ) -> Flow[Lookup]:
-    """Version tokens and the file's metadata, in one round trip when warm."""
+    """Version tokens and the file's metadata, in one round trip when warm
+    (a scoped file: two, the second with its body)."""
     meta_key, names = _lookup_keys(site, request, source)
+    scope = source.scope
+    keys = [*(_version_key(n) for n in names), meta_key]
     found: dict[str, Any] = yield _call(
-        cache, "get_many", [*(_version_key(n) for n in names), meta_key]
+        cache, "get_many", keys if scope is None else [*keys, scope.layout_key]
     )
     versions = yield from _versions(cache, names, found)
-    return _lookup_of(meta_key, names, versions, found.get(meta_key))
+    if scope is None:
+        return _lookup_of(meta_key, names, versions, found.get(meta_key))
+    return (yield from _scoped_lookup(cache, request, scope, meta_key, names, versions, found))
+
+
+def _scoped_lookup(
+    cache: BaseCache,
+    request: HttpRequest,
+    scope: BlockScope,
+    meta_key: str,
+    names: list[str],
+    versions: list[str],
+    found: dict[str, Any],
+) -> Flow[Lookup]:
+    """A model section file's lookup, after the first round trip: its key
+    range from the kept layout (computed when none is kept), then its
+    blocks' tokens read together with the body of the entry the first trip
+    found (when the request needs it): a warm file costs two round trips,
+    as an unscoped one does, and a 304 one more than an unscoped one."""
+    span = scope.span_of(found.get(scope.layout_key))
+    if span is None:
+        span = yield _in_sync_thread(scope.compute)
+    blocks = [] if span is None else range_tokens(scope.section, scope.width, *span)
+    held = Entry.from_cache(found.get(meta_key))
+    answer = None if held is None else _answer(request, held)
+    chunk_keys: list[str] = []
+    if held is not None and answer is not None and answer.needs_body:
+        chunk_keys = _chunk_keys(_body_key(meta_key, held.stamp), held)
+    read: dict[str, Any] = yield _call(
+        cache, "get_many", [*(_version_key(n) for n in blocks), *chunk_keys]
+    )
+    block_versions = yield from _versions(cache, blocks, read)
+    extra = f"{scope.signature}\n{span}"
+    where = _lookup_of(
+        meta_key, [*names, *blocks], [*versions, *block_versions], found.get(meta_key), extra
+    )
+    if where.entry is not None:
+        where.answer = answer
+        if chunk_keys:
+            where.prefetched = {key: read[key] for key in chunk_keys if key in read}
+    return where
 
 
 def version_keys(sections: Sequence[Section]) -> list[str]:
@@ -797,8 +937,12 @@ def _joined(keys: list[str], found: dict[str, Any]) -> bytes | None:
     return b"".join(found[k] for k in keys)
 
 
-def _cached_body(cache: BaseCache, body_key: str, entry: Entry) -> Flow[bytes | None]:
+def _cached_body(
+    cache: BaseCache, body_key: str, entry: Entry, prefetched: dict[str, Any] | None = None
+) -> Flow[bytes | None]:
     keys = _chunk_keys(body_key, entry)
+    if prefetched is not None:
+        return _joined(keys, prefetched)
     return _joined(keys, (yield _call(cache, "get_many", keys)))
 
 
@@ -1088,9 +1232,11 @@ def _serve(request: HttpRequest, site: SiteContext, source: Source) -> Flow[Http
     hit = _usable(where, fingerprint)
     if hit is not None:
         try:
-            answer = _answer(request, hit)
+            answer = where.answer or _answer(request, hit)
             data = (
-                (yield from _cached_body(cache, where.body_key, hit)) if answer.needs_body else b""
+                (yield from _cached_body(cache, where.body_key, hit, where.prefetched))
+                if answer.needs_body
+                else b""
             )
         except Exception:
             logger.warning("Sitemap cache unavailable; rendering without it", exc_info=True)

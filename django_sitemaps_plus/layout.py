@@ -13,13 +13,14 @@ every layout would render the whole section again. docs/pagination.md.
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 import logging
 import re
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from enum import Enum
 from itertools import islice
 from typing import TYPE_CHECKING, Any, cast
@@ -113,6 +114,39 @@ def file_span(
         spans, fresh = remembered(section, site, refresh=True)
         span = numbered(spans, number)
     return span, fresh
+
+
+def file_scope(
+    section: ModelSection,
+    number: int,
+    site: SiteContext,
+    found: Callable[[], pagination.Span | None],
+) -> sitemap_cache.BlockScope:
+    """What file ``number`` of a model section is cached by (``cache.BlockScope``):
+    the section's settings, the file's key range in the kept layout and the
+    tokens of the key blocks in that range, so a save re-renders the file
+    holding its row and no other (docs/caching.md). ``found``: the file's
+    span when no layout is kept (what the view's ``page_info`` reads, once)."""
+    stamp = signature(section, site)
+
+    def span_of(held: Any) -> tuple[int | None, int] | None:
+        if not (isinstance(held, tuple) and len(held) == 2):
+            return None
+        span = numbered(cast("list[pagination.Span]", held[0]), number)
+        return None if span is None else (span.after, span.last)
+
+    def compute() -> tuple[int | None, int] | None:
+        span = found()
+        return None if span is None else (span.after, span.last)
+
+    return sitemap_cache.BlockScope(
+        section.get_name(),
+        section.block_width(),
+        hashlib.sha256(stamp.encode()).hexdigest()[:32],
+        pagination.fingerprint_key("layout", stamp),
+        span_of,
+        compute,
+    )
 
 
 def forget_sizes(section: Section, site: SiteContext) -> None:

@@ -34,13 +34,13 @@ from django.http import (
 from django.urls import reverse
 
 from django_sitemaps_plus import cache as sitemap_cache
-from django_sitemaps_plus import names, protocol, xml
+from django_sitemaps_plus import layout, names, pagination, protocol, xml
 from django_sitemaps_plus.cache import Prepared, Source, in_event_loop
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import SiteContext, site_context
 from django_sitemaps_plus.registry import site as registry
-from django_sitemaps_plus.sections import PageInfo, Section, latest_of_all
+from django_sitemaps_plus.sections import ModelSection, PageInfo, Section, latest_of_all
 
 logger = logging.getLogger("django_sitemaps_plus")
 
@@ -311,14 +311,25 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Se
         return replace(ready, lastmod=None, settle=partial(found.rows_lastmod, info, site))
 
     streamed = conf.CACHE and not conf.CACHE_FRESHNESS_CHECK and not conf.SERVE_BUILT
+    scope = None
+    if conf.CACHE and isinstance(found, ModelSection) and found.files_keyed_by_blocks():
+        # Keyed by the blocks it holds: a save elsewhere leaves it warm.
+        scope = layout.file_scope(found, page, site, partial(_file_span, page_info))
     source = Source(
         [found],
         XML_CONTENT_TYPE if ext == "xml" else TEXT_CONTENT_TYPE,
         prepare,
         page_info,
         prepare_streamed if streamed else None,
+        scope,
     )
     return site, source, names.file_name(section, page, ext)
+
+
+def _file_span(page_info: Callable[[], PageInfo | None]) -> pagination.Span | None:
+    info = page_info()
+    span = None if info is None else info.prepared
+    return span if isinstance(span, pagination.Span) else None
 
 
 def _section_xml(request: HttpRequest, section: str, page: int) -> Served:

@@ -1,0 +1,183 @@
+"""A model section's cached files are keyed by the key blocks they hold:
+one save makes one file cold, not every file of its section.
+
+Five files of ten articles (``limit=10``: blocks of two keys), warmed; then
+one change, and every file requested again: the files whose rows changed
+are rendered (their rows read, counted through ``range_rows``), the others
+are cache hits with the ETags they had. Run on SQLite and, with
+``DATABASE_URL``, PostgreSQL; with ``CACHE_URL`` on a real cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from django.core.management import call_command
+from django.db import transaction
+from django.test import Client
+
+from django_sitemaps_plus import ModelSection, register
+from django_sitemaps_plus import cache as sitemap_cache
+from django_sitemaps_plus.registry import site
+from tests.testapp.models import Article, Comment
+from tests.utils import articles, at, fetch, locs
+
+pytestmark = [pytest.mark.cache, pytest.mark.django_db]
+
+FILES = range(1, 6)
+
+
+@pytest.fixture
+def rendered(settings, registry, monkeypatch) -> Iterator[list[int]]:
+    """Caching on, 50 articles in five files, every file warm: the numbers
+    of the files whose rows are read from then on."""
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
+    register(
+        Article,
+        queryset=Article.objects.filter(is_published=True),
+        lastmod_fields=["updated_at", "comments__created_at"],
+        url_name="article",
+        url_kwargs={"slug": "slug"},
+        limit=10,
+    )
+    articles(50, updated_at=at(1))
+    read: list[int] = []
+    real = ModelSection.range_rows
+
+    def range_rows(self, after, last, site_):  # type: ignore[no-untyped-def]
+        read.append(last // 10)
+        return real(self, after, last, site_)
+
+    monkeypatch.setattr(ModelSection, "range_rows", range_rows)
+    index = locs(fetch("/sitemap.xml")[1])
+    assert index == [f"https://example.com/sitemap-articles-{n}.xml" for n in FILES]
+    for number in FILES:
+        fetch(f"/sitemap-articles-{number}.xml")
+    assert read == list(FILES)
+    read.clear()
+    yield read
+
+
+def etags() -> dict[int, str]:
+    return {n: Client().get(f"/sitemap-articles-{n}.xml")["ETag"] for n in FILES}
+
+
+def served(read: list[int]) -> tuple[dict[int, str], list[int]]:
+    """Every file requested (a full GET each): their ETags, and the files
+    whose rows were read to answer them."""
+    read.clear()
+    tags = etags()
+    return tags, sorted(read)
+
+
+def test_a_warm_section_reads_no_rows(rendered):
+    before = etags()
+    assert served(rendered) == (before, [])
+
+
+def test_a_save_renders_the_file_of_its_row_only(rendered):
+    before = etags()
+    article = Article.objects.get(pk=23)
+    article.updated_at = at(9)
+    article.save()
+    after, read = served(rendered)
+    assert read == [3]
+    assert {n for n in FILES if after[n] != before[n]} == {3}
+    # ...and the others answer a crawler's revalidation with a 304.
+    again = Client().get("/sitemap-articles-1.xml", HTTP_IF_NONE_MATCH=before[1])
+    assert again.status_code == 304
+
+
+def test_the_index_still_sees_every_save(rendered):
+    Article.objects.filter(pk=23).update(updated_at=at(9))
+    Article.objects.get(pk=23).save()
+    body = fetch("/sitemap.xml")[1].decode()
+    assert body.count("2024-01-09") == 1
+
+
+def test_a_comment_renders_the_file_of_its_article(rendered):
+    before = etags()
+    comment = Comment.objects.create(article_id=37, created_at=at(9))
+    after, read = served(rendered)
+    assert read == [4]
+    assert {n for n in FILES if after[n] != before[n]} == {4}
+    # Moved to another article: the file it leaves and the one it joins.
+    comment.article_id = 5
+    comment.save()
+    read = served(rendered)[1]
+    assert read == [1, 4]
+    assert b"2024-01-09" not in fetch("/sitemap-articles-4.xml")[1]
+    assert b"2024-01-09" in fetch("/sitemap-articles-1.xml")[1]
+    # Deleted: the file of its article.
+    comment.delete()
+    assert served(rendered)[1] == [1]
+
+
+def test_a_delete_renders_the_file_that_held_the_row(rendered):
+    before = etags()
+    Article.objects.get(pk=45).delete()
+    after, read = served(rendered)
+    assert read == [5]
+    assert {n for n in FILES if after[n] != before[n]} == {5}
+    assert "article-44" not in fetch("/sitemap-articles-5.xml")[1].decode()
+
+
+def test_an_unpublished_row_leaves_its_file(rendered):
+    article = Article.objects.get(pk=12)
+    article.is_published = False
+    article.save()
+    assert served(rendered)[1] == [2]
+    assert len(locs(fetch("/sitemap-articles-2.xml")[1])) == 9
+
+
+def test_a_location_change_without_a_lastmod_change_renders_its_file(rendered):
+    # The slug is in no figure of the file (count, key sum, lastmod): the
+    # save's block token is what makes the file cold.
+    article = Article.objects.get(pk=8)
+    article.slug = "renamed"
+    article.save()
+    assert served(rendered)[1] == [1]
+    assert "https://example.com/articles/renamed/" in locs(fetch("/sitemap-articles-1.xml")[1])
+
+
+def test_saves_in_a_transaction_render_their_files_after_the_commit(rendered):
+    with transaction.atomic():
+        for pk in (3, 48):
+            article = Article.objects.get(pk=pk)
+            article.updated_at = at(9)
+            article.save()
+    assert served(rendered)[1] == [1, 5]
+
+
+def test_an_update_is_seen_after_invalidate_sitemaps(rendered):
+    before = etags()
+    Article.objects.filter(pk=23).update(slug="updated")
+    # No signal: every file is still the one cached.
+    assert served(rendered) == (before, [])
+    call_command("invalidate_sitemaps", "articles", verbosity=0)
+    after, read = served(rendered)
+    assert read == list(FILES)
+    assert {n for n in FILES if after[n] != before[n]} == {3}
+
+
+def test_a_changed_section_setting_makes_every_file_cold(rendered):
+    section = site.get("articles")
+    assert isinstance(section, ModelSection)
+    section.changefreq = "daily"
+    try:
+        assert served(rendered)[1] == list(FILES)
+        assert b"<changefreq>daily</changefreq>" in fetch("/sitemap-articles-2.xml")[1]
+    finally:
+        section.changefreq = None
+
+
+def test_a_file_tells_its_tokens_from_its_key_range():
+    # Blocks of two keys: file (10, 20] shows the tokens of blocks 6 to 10;
+    # a file over sparse keys reads coarser ones, never more than FILE_TOKENS.
+    assert sitemap_cache.range_tokens("s", 2, 10, 20) == [f"s#2:0:{b}" for b in range(5, 10)]
+    sparse = sitemap_cache.range_tokens("s", 2, None, 10_000_000)
+    assert 0 < len(sparse) <= sitemap_cache.FILE_TOKENS
+    bumped = sitemap_cache.block_tokens("s", 2, [9_999_999])
+    assert set(sparse) & bumped
+    assert not set(sitemap_cache.range_tokens("s", 2, 10, 20)) & bumped
