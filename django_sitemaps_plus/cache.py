@@ -11,6 +11,12 @@ How it works (docs/caching.md):
   are keyed by that stamp. ``invalidate()`` replaces tokens, so every process
   sharing the cache stops using the old entries at once; nothing is ever
   deleted or cleared.
+- **A model section's file is keyed by what it holds** (``BlockScope``):
+  its stamp is the section's settings, its key range in the kept layout and
+  the tokens of the key blocks in that range (``range_tokens``). A save
+  bumps the tokens of its row's block (``block_tokens``) and the section's
+  own token, which the index and ``sitemap.txt`` show: one save makes one
+  file cold. ``invalidate()`` bumps every file's (``files_token``).
 - **Stored compressed.** A file is rendered once, gzip-compressed while it
   streams, and stored in chunks of at most ``CHUNK_BYTES`` (Memcached's item
   limit is 1 MB) with a small metadata entry: strong ETag (SHA-256 of the

@@ -323,12 +323,13 @@ def _remember_before(sender: type[models.Model], instance: Any, using: str | Non
     if instance.pk is None:
         return
     from django_sitemaps_plus.registry import site
+    from django_sitemaps_plus.sections import ModelSection
 
     names = [
         name
         for name in sections_for(sender)
-        if (section := site.get(name)) is not None
-        and not issubclass(sender, getattr(section, "model", None) or type(None))
+        if isinstance(section := site.get(name), ModelSection)
+        and not issubclass(sender, section.get_model())
         and _changed_keys(section, name, sender, instance) is not None
     ]
     if not names:
