@@ -22,7 +22,10 @@ them to a Django storage (``storage.get_build_storage``):
 - **Incremental.** A manifest (``sitemaps-manifest.json``) holds each file's
   SHA-256; a file whose new content hashes the same is not rewritten (nor
   compressed), unless its ``.gz`` copy is missing. After one row changes, only
-  its page and the index (whose lastmod moved) are written. A build without
+  its page and the index (whose lastmod moved) are written. With ``CACHE`` on,
+  a model section file's fingerprint (``layout.file_fingerprint``: its key
+  range's figures and the version tokens of its blocks) is kept too, and a
+  file whose fingerprint did not move is not rendered at all. A build without
   gzip deletes the ``.gz`` copies an earlier one left, which a server
   preferring them (nginx ``gzip_static``) would send instead of new content.
 
@@ -50,7 +53,7 @@ from typing import IO, Any
 from django.core.files.storage import FileSystemStorage, Storage
 from django.urls import NoReverseMatch, reverse
 
-from django_sitemaps_plus import names, protocol, xml
+from django_sitemaps_plus import names, pagination, protocol, xml
 from django_sitemaps_plus.cache import Measured, gzip_chunks
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
@@ -236,6 +239,27 @@ class _Writer:
             write_atomic(self.storage, path, spool)
             self.result.written.append(name)
 
+    def kept(self, name: str, fingerprint: str | None, **info: Any) -> bool:
+        """Whether ``name`` need not be rendered at all: the manifest holds
+        it with this ``fingerprint`` (``layout.file_fingerprint``) and the
+        storage has it as this build would write it (with its .gz, or
+        without one). Then it is kept in the new manifest as it was."""
+        before = self.old.get(name)
+        if (
+            fingerprint is None
+            or not isinstance(before, dict)
+            or before.get("fingerprint") != fingerprint
+            or bool(before.get("gzip")) != self.gzip
+            or not self._unchanged(
+                before, before.get("sha256", ""), storage_name(name, self.prefix)
+            )
+        ):
+            return False
+        self.renew()
+        self.new[name] = {**before, **info, "fingerprint": fingerprint}
+        self.result.skipped.append(name)
+        return True
+
     def _unchanged(self, before: Any, sha: str, path: str) -> bool:
         """Whether the storage holds this content already (with its .gz when gzipping)."""
         if not isinstance(before, dict) or before.get("sha256") != sha:
@@ -325,6 +349,22 @@ def _built_files(storage: Storage, prefix: str) -> set[str]:
     }
 
 
+def _fingerprint(section: Any, page: Any, site: SiteContext, *context: object) -> str | None:
+    """A model section file's fingerprint (``layout.file_fingerprint``), or
+    None for a file of another section: it is rendered on every build."""
+    from django_sitemaps_plus import layout
+    from django_sitemaps_plus.sections import ModelSection
+
+    span = page.prepared
+    if not (
+        isinstance(section, ModelSection)
+        and section.files_keyed_by_blocks()
+        and isinstance(span, pagination.Span)
+    ):
+        return None
+    return layout.file_fingerprint(section, span, site, *context)
+
+
 def _load_manifest(storage: Storage, prefix: str) -> dict[str, Any]:
     data = read_bytes(storage, storage_name(MANIFEST_NAME, prefix))
     if not data:
@@ -410,27 +450,33 @@ def _build(
     for section, page in plan:
         name = section.get_name()
         file_name = names.file_name(name, page.number)
-        writer.write(
-            file_name,
-            xml.stream_urlset(
-                section.page_entries(page.number, site),
-                section.namespaces(),
-                label=f"Sitemap section {name!r}",
-                stylesheet=stylesheet,
-            ),
-            urls=page.url_count,
-            lastmod=format_w3c(page.lastmod),
-        )
+        info: dict[str, Any] = {"urls": page.url_count, "lastmod": format_w3c(page.lastmod)}
+        fingerprint = _fingerprint(section, page, site, stylesheet, "xml")
+        if not writer.kept(file_name, fingerprint, **info):
+            writer.write(
+                file_name,
+                xml.stream_urlset(
+                    section.page_entries(page.number, site),
+                    section.namespaces(),
+                    label=f"Sitemap section {name!r}",
+                    stylesheet=stylesheet,
+                ),
+                fingerprint=fingerprint,
+                **info,
+            )
         done += 1
         if progress:
             progress(done, total, file_name)
         if text:
             text_name = names.file_name(name, page.number, "txt")
-            writer.write(
-                text_name,
-                xml.stream_text(section.page_locations(page.number, site)),
-                urls=page.url_count,
-            )
+            fingerprint = _fingerprint(section, page, site, "txt")
+            if not writer.kept(text_name, fingerprint, urls=page.url_count):
+                writer.write(
+                    text_name,
+                    xml.stream_text(section.page_locations(page.number, site)),
+                    urls=page.url_count,
+                    fingerprint=fingerprint,
+                )
             done += 1
             if progress:
                 progress(done, total, text_name)

@@ -261,6 +261,15 @@ def range_tokens(section: str, width: int, after: int | None, last: int) -> list
     raise AssertionError("unreachable")
 
 
+def current_tokens(names: Sequence[str]) -> list[str]:
+    """The current version tokens ``names`` (made when missing), in one
+    ``get_many``: what a static build keeps a file's fingerprint with.
+    Errors of the cache are raised."""
+    cache = get_cache()
+    found = cache.get_many([_version_key(name) for name in names])
+    return run(_versions(cache, names, found))
+
+
 @dataclass(frozen=True)
 class BlockScope:
     """What a model section's file is keyed by besides the site and path:

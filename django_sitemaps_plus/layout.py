@@ -149,6 +149,36 @@ def file_scope(
     )
 
 
+def file_fingerprint(
+    section: ModelSection, span: pagination.Span, site: SiteContext, *context: object
+) -> str | None:
+    """What a built file of ``span`` is kept by (``build``): the section's
+    settings, ``context`` (the stylesheet), the file's key range and its rows'
+    figures (count, key sum, lastmod: one range aggregate per lastmod group)
+    and the version tokens a cached file of that range shows (a save's block,
+    ``invalidate()``), so an edit no figure sees (a slug) moves it too. With
+    a cache the build does not share with the site (a local-memory one),
+    those tokens are new in every build process: every file is rendered, as
+    without fingerprints. None, so the file is rendered, with ``CACHE`` off
+    (saves bump no token then) or the cache down."""
+    if not conf.CACHE:
+        return None
+    name = section.get_name()
+    tokens = [
+        sitemap_cache.ALL,
+        sitemap_cache.files_token(name),
+        *sitemap_cache.range_tokens(name, section.block_width(), span.after, span.last),
+    ]
+    try:
+        versions = sitemap_cache.current_tokens(tokens)
+    except Exception:
+        logger.warning("Sitemap cache unavailable; rendering the file to build it", exc_info=True)
+        return None
+    figures = section.range_figures(site, span.after, span.last, key_sum=True)
+    text = repr((signature(section, site), context, span.after, span.last, figures, versions))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def forget_sizes(section: Section, site: SiteContext) -> None:
     """A file outgrew the sizes its layout was made from (rows changed
     with no save signal and no lastmod change): drop the kept layout and

@@ -828,12 +828,13 @@ class ModelSection(Section):
         )
 
     def range_figures(
-        self, site: SiteContext, after: int | None, last: int
+        self, site: SiteContext, after: int | None, last: int, key_sum: bool = False
     ) -> blocks.BlockFigures | None:
         """The figures of the rows with ``after < key <= last`` (a file), or
-        None when it has none."""
+        None when it has none; ``key_sum``: with their key sum (a build's
+        fingerprint of the file), else 0."""
         found = blocks.range_figures(
-            self.site_queryset(site), self.lastmod_spec, [(0, after, last)], key_sum=False
+            self.site_queryset(site), self.lastmod_spec, [(0, after, last)], key_sum=key_sum
         )
         return found.get(0)
 

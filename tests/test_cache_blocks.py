@@ -4,21 +4,25 @@ one save makes one file cold, not every file of its section.
 Five files of ten articles (``limit=10``: blocks of two keys), warmed; then
 one change, and every file requested again: the files whose rows changed
 are rendered (their rows read, counted through ``range_rows``), the others
-are cache hits with the ETags they had. Run on SQLite and, with
+are cache hits with the ETags they had; a static build renders and
+writes only the files whose fingerprint moved. Run on SQLite and, with
 ``DATABASE_URL``, PostgreSQL; with ``CACHE_URL`` on a real cache.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from django.core.files.storage import FileSystemStorage
 from django.core.management import call_command
 from django.db import transaction
 from django.test import Client
 
 from django_sitemaps_plus import ModelSection, register
 from django_sitemaps_plus import cache as sitemap_cache
+from django_sitemaps_plus.build import build
 from django_sitemaps_plus.registry import site
 from tests.testapp.models import Article, Comment
 from tests.utils import articles, at, fetch, locs
@@ -181,3 +185,64 @@ def test_a_file_tells_its_tokens_from_its_key_range():
     bumped = sitemap_cache.block_tokens("s", 2, [9_999_999])
     assert set(sparse) & bumped
     assert not set(sitemap_cache.range_tokens("s", 2, 10, 20)) & bumped
+
+
+# Builds that render only what changed ---------------------------------------------
+
+
+@pytest.fixture
+def built(rendered, tmp_path) -> tuple[FileSystemStorage, Path]:
+    """The five files built once (``CACHE`` on: saves bump block tokens)."""
+    out = tmp_path / "built"
+    storage = FileSystemStorage(location=str(out))
+    first = build(storage, text=True)
+    assert len(first.written) == 11  # five XML, five text, the index
+    rendered.clear()
+    return storage, out
+
+
+def mtimes(out: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name.startswith("sitemap-")}
+
+
+def test_a_build_after_one_save_renders_one_file_and_the_index(rendered, built):
+    storage, out = built
+    before = mtimes(out)
+    again = build(storage, text=True)
+    assert again.written == [] and rendered == []
+    article = Article.objects.get(pk=23)
+    article.updated_at = at(9)
+    article.save()
+    after = build(storage, text=True)
+    # The XML file and its text twin are rendered; the text (no lastmod in
+    # it) hashes as before and is not written.
+    assert rendered == [3, 3]
+    assert after.written == ["sitemap-articles-3.xml", "sitemap.xml"]
+    now = mtimes(out)
+    assert {n for n in now if now[n] != before[n]} == {"sitemap-articles-3.xml"}
+    assert b"2024-01-09" in (out / "sitemap-articles-3.xml").read_bytes()
+    assert b"2024-01-09" in (out / "sitemap.xml").read_bytes()
+    # What the views serve, byte for byte.
+    for name in ("sitemap-articles-3.xml", "sitemap-articles-2.xml"):
+        assert (out / name).read_bytes() == fetch(f"/{name}")[1]
+
+
+def test_a_build_sees_an_edit_no_figure_sees_and_a_related_row(rendered, built):
+    storage, _ = built
+    article = Article.objects.get(pk=8)
+    article.slug = "renamed"  # no lastmod field moves
+    article.save()
+    Comment.objects.create(article_id=41, created_at=at(2))
+    result = build(storage)
+    assert sorted(rendered) == [1, 5]
+    assert result.written == ["sitemap-articles-1.xml", "sitemap-articles-5.xml", "sitemap.xml"]
+
+
+def test_a_build_after_an_update_renders_its_file_once_invalidated(rendered, built):
+    storage, _ = built
+    Article.objects.filter(pk=23).update(slug="updated")
+    assert build(storage).written == []  # no signal: as the cache, unchanged
+    call_command("invalidate_sitemaps", "articles", verbosity=0)
+    result = build(storage)
+    assert sorted(rendered) == list(FILES)
+    assert result.written == ["sitemap-articles-3.xml"]
