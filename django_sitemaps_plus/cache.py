@@ -280,9 +280,9 @@ class BlockScope:
     width: int
     #: A hash of ``layout.signature``: a changed setting makes every file cold.
     signature: str
-    #: The cache key of the kept layout.
+    #: The cache key of the kept layout's file key ranges.
     layout_key: str
-    #: The file's key range in a kept layout value, or None (none kept, no such file).
+    #: The file's key range in the kept ranges, or None (none kept, no such file).
     span_of: Callable[[Any], tuple[int | None, int] | None]
     #: The file's key range from a layout computed now (queries), or None.
     compute: Callable[[], tuple[int | None, int] | None]

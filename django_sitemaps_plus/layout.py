@@ -66,7 +66,7 @@ def remembered(
     Kept under the site and the section's settings, not its version: a file
     is always the one the latest index listed.
     """
-    key = pagination.fingerprint_key("layout", signature(section, site))
+    key = _layout_key(signature(section, site))
     versioned = conf.CACHE and not conf.CACHE_FRESHNESS_CHECK
     cache: BaseCache | None = None
     stamp: str | None = None
@@ -88,7 +88,11 @@ def remembered(
     spans = section._compute_layout(site)
     if cache is not None:
         try:
-            cache.set(key, (spans, stamp), timeout=pagination.PIECES_TIMEOUT)
+            # Beside it, each file's key range alone: what a cached file's
+            # lookup reads (``file_scope``), a few bytes per file.
+            ranges = tuple((span.after, span.last) for span in spans)
+            kept = {key: (spans, stamp), _ranges_key(key): ranges}
+            cache.set_many(kept, timeout=pagination.PIECES_TIMEOUT)
         except Exception:
             logger.warning("Sitemap cache: could not keep the layout", exc_info=True)
     return spans, True
@@ -127,23 +131,23 @@ def file_scope(
     tokens of the key blocks in that range, so a save re-renders the file
     holding its row and no other (docs/caching.md). ``found``: the file's
     span when no layout is kept (what the view's ``page_info`` reads, once)."""
-    stamp = signature(section, site)
+    name = section.get_name()
+    stamp = signature(section, site, name)
 
     def span_of(held: Any) -> tuple[int | None, int] | None:
-        if not (isinstance(held, tuple) and len(held) == 2):
+        if not isinstance(held, tuple) or not 1 <= number <= len(held):
             return None
-        span = numbered(cast("list[pagination.Span]", held[0]), number)
-        return None if span is None else (span.after, span.last)
+        return cast("tuple[int | None, int]", held[number - 1])
 
     def compute() -> tuple[int | None, int] | None:
         span = found()
         return None if span is None else (span.after, span.last)
 
     return sitemap_cache.BlockScope(
-        section.get_name(),
+        name,
         section.block_width(),
         hashlib.sha256(stamp.encode()).hexdigest()[:32],
-        pagination.fingerprint_key("layout", stamp),
+        _ranges_key(_layout_key(stamp)),
         span_of,
         compute,
     )
@@ -186,7 +190,8 @@ def forget_sizes(section: Section, site: SiteContext) -> None:
     it anew."""
     try:
         cache = sitemap_cache.get_cache()
-        cache.delete(pagination.fingerprint_key("layout", signature(section, site)))
+        key = _layout_key(signature(section, site))
+        cache.delete_many([key, _ranges_key(key)])
         cache.set(_generation_key(section), uuid.uuid4().hex, timeout=None)
     except Exception:
         logger.warning("Sitemap cache: could not forget measured sizes", exc_info=True)
@@ -196,11 +201,21 @@ def _generation_key(section: Section) -> str:
     return pagination.fingerprint_key("generation", section.get_name())
 
 
-def signature(section: Section, site: SiteContext) -> str:
+def _layout_key(stamp: str) -> str:
+    """The cache key of the layout kept under ``signature`` ``stamp``."""
+    return pagination.fingerprint_key("layout", stamp)
+
+
+def _ranges_key(layout_key: str) -> str:
+    """The cache key of the kept layout's file key ranges."""
+    return f"{layout_key}:ranges"
+
+
+def signature(section: Section, site: SiteContext, name: str | None = None) -> str:
     """What the layout and a block's entries depend on besides the rows:
     the site, the language, and the section's settings, its extensions'
     public attributes among them (``settings_token``: the same text in
-    every process)."""
+    every process). ``name``: the section's, when the caller has it."""
     extensions = [
         (_qualified(type(ext)), sorted((k, settings_token(v)) for k, v in vars(ext).items()
                                        if not k.startswith("_")))
@@ -210,7 +225,7 @@ def signature(section: Section, site: SiteContext) -> str:
         (
             type(section).__module__,
             type(section).__qualname__,
-            section.get_name(),
+            name or section.get_name(),
             site.cache_key,
             translation.get_language(),
             getattr(settings, "ROOT_URLCONF", None),
