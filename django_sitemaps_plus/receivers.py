@@ -9,6 +9,13 @@ included. A plain ``Section`` or contrib sitemap whose ``items()`` is a
 queryset depends on its model the same way; any section may list more
 models in an ``invalidated_by`` attribute.
 
+What a change bumps (``changed_tokens``): each section's own version token,
+which its index and ``sitemap.txt`` show; and of a model section's files,
+keyed by the key blocks they hold (``cache.BlockScope``), only the tokens of
+the blocks of the rows the change touches (``ModelSection.changed_keys``:
+the saved row, a comment's article, both sides of a many-to-many change),
+or the section's ``files_token`` (every file) when those cannot be told.
+
 Model changes invalidate twice: at once, so later reads in the same
 transaction see the change, and again after the transaction commits
 (``transaction.on_commit``), so a file another process rendered from the
