@@ -608,7 +608,8 @@ def _scoped_lookup(
     range from the kept layout (computed when none is kept), then its
     blocks' tokens read together with the body of the entry the first trip
     found (when the request needs it): a warm file costs two round trips,
-    as an unscoped one does, and a 304 one more than an unscoped one."""
+    as an unscoped one does, and a 304 one more than an unscoped one (the
+    first request after a change reads the old body, and drops it)."""
     span = scope.span_of(found.get(scope.layout_key))
     if span is None:
         span = yield _in_sync_thread(scope.compute)

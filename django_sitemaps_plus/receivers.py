@@ -180,10 +180,10 @@ def _dependencies() -> tuple[
         found, complete = _section_models(section)
         if not complete:
             unresolved.add(name)
-            continue
         for target in found:
             deps.setdefault(_concrete(target), set()).add(name)
-        wide.update((model, name) for model in _wide_models(section))
+        if complete:
+            wide.update((model, name) for model in _wide_models(section))
     _unresolved.clear()
     _unresolved.update(unresolved)
     # An incomplete answer is never kept: the next save asks again.

@@ -24,7 +24,7 @@ from django_sitemaps_plus import ModelSection, register
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.build import build
 from django_sitemaps_plus.registry import site
-from tests.testapp.models import Article, Comment
+from tests.testapp.models import Article, Comment, Tag
 from tests.utils import articles, at, fetch, locs
 
 pytestmark = [pytest.mark.cache, pytest.mark.django_db]
@@ -40,7 +40,7 @@ def rendered(settings, registry, monkeypatch) -> Iterator[list[int]]:
     register(
         Article,
         queryset=Article.objects.filter(is_published=True),
-        lastmod_fields=["updated_at", "comments__created_at"],
+        lastmod_fields=["updated_at", "comments__created_at", "tags__updated_at"],
         url_name="article",
         url_kwargs={"slug": "slug"},
         limit=10,
@@ -88,9 +88,24 @@ def test_a_save_renders_the_file_of_its_row_only(rendered):
     after, read = served(rendered)
     assert read == [3]
     assert {n for n in FILES if after[n] != before[n]} == {3}
-    # ...and the others answer a crawler's revalidation with a 304.
+    # The others answer a crawler's revalidation with a 304; the changed
+    # one never confirms the version sent before.
     again = Client().get("/sitemap-articles-1.xml", HTTP_IF_NONE_MATCH=before[1])
     assert again.status_code == 304
+    changed = Client().get("/sitemap-articles-3.xml", HTTP_IF_NONE_MATCH=before[3])
+    assert changed.status_code == 200 and changed["ETag"] == after[3]
+
+
+def test_a_many_to_many_change_renders_the_files_of_its_rows(rendered):
+    # A tag's own save: its articles are found by no key (every file).
+    tag = Tag.objects.create(name="t", updated_at=at(9))
+    assert served(rendered)[1] == list(FILES)
+    # Linked: the files of the rows on the section's side.
+    Article.objects.get(pk=14).tags.add(tag)
+    assert served(rendered)[1] == [2]
+    tag.articles.add(*Article.objects.filter(pk__in=[1, 45]))
+    assert served(rendered)[1] == [1, 5]
+    assert b"2024-01-09" in fetch("/sitemap-articles-5.xml")[1]
 
 
 def test_the_index_still_sees_every_save(rendered):
