@@ -72,8 +72,8 @@ def remembered(
     stamp: str | None = None
     try:
         cache = sitemap_cache.get_cache()
-        wanted = [key, *(sitemap_cache.version_keys([section]) if versioned else [])]
-        found = cache.get_many(wanted)
+        versions = sitemap_cache.version_keys([section]) if versioned else []
+        found = cache.get_many([key, _ranges_key(key), *versions])
         if versioned:
             # Read before the layout is computed: a save during it leaves
             # the layout kept with an older stamp, so it is not taken as current.
@@ -84,18 +84,26 @@ def remembered(
         logger.warning("Sitemap cache unavailable; laying files out anew", exc_info=True)
     if isinstance(held, tuple) and len(held) == 2:
         spans, kept_stamp = held
+        if cache is not None and _ranges_key(key) not in found:
+            _keep(cache, {_ranges_key(key): _ranges(spans)})  # evicted alone
         return cast("list[pagination.Span]", spans), stamp is not None and kept_stamp == stamp
     spans = section._compute_layout(site)
     if cache is not None:
-        try:
-            # Beside it, each file's key range alone: what a cached file's
-            # lookup reads (``file_scope``), a few bytes per file.
-            ranges = tuple((span.after, span.last) for span in spans)
-            kept = {key: (spans, stamp), _ranges_key(key): ranges}
-            cache.set_many(kept, timeout=pagination.PIECES_TIMEOUT)
-        except Exception:
-            logger.warning("Sitemap cache: could not keep the layout", exc_info=True)
+        # Beside it, each file's key range alone: what a cached file's
+        # lookup reads (``file_scope``), a few bytes per file.
+        _keep(cache, {key: (spans, stamp), _ranges_key(key): _ranges(spans)})
     return spans, True
+
+
+def _ranges(spans: Sequence[pagination.Span]) -> tuple[tuple[int | None, int], ...]:
+    return tuple((span.after, span.last) for span in spans)
+
+
+def _keep(cache: BaseCache, entries: dict[str, Any]) -> None:
+    try:
+        cache.set_many(entries, timeout=pagination.PIECES_TIMEOUT)
+    except Exception:
+        logger.warning("Sitemap cache: could not keep the layout", exc_info=True)
 
 
 def numbered(spans: Sequence[pagination.Span], number: int) -> pagination.Span | None:

@@ -312,7 +312,12 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Se
 
     streamed = conf.CACHE and not conf.CACHE_FRESHNESS_CHECK and not conf.SERVE_BUILT
     scope = None
-    if conf.CACHE and isinstance(found, ModelSection) and found.files_keyed_by_blocks():
+    if (
+        conf.CACHE
+        and not conf.SERVE_BUILT
+        and isinstance(found, ModelSection)
+        and found.files_keyed_by_blocks()
+    ):
         # Keyed by the blocks it holds: a save elsewhere leaves it warm.
         scope = layout.file_scope(found, page, site, partial(_file_span, page_info))
     source = Source(

@@ -261,3 +261,20 @@ def test_a_build_after_an_update_renders_its_file_once_invalidated(rendered, bui
     result = build(storage)
     assert sorted(rendered) == list(FILES)
     assert result.written == ["sitemap-articles-3.xml"]
+
+
+def test_a_file_range_evicted_alone_is_kept_again(rendered):
+    from django_sitemaps_plus import layout
+    from django_sitemaps_plus.location import SiteContext
+
+    section = site.get("articles")
+    assert isinstance(section, ModelSection)
+    key = layout._ranges_key(
+        layout._layout_key(layout.signature(section, SiteContext("https://example.com")))
+    )
+    cache = sitemap_cache.get_cache()
+    assert cache.get(key) == ((None, 10), (10, 20), (20, 30), (30, 40), (40, 50))
+    cache.delete(key)
+    before = etags()
+    assert served(rendered) == (before, [])
+    assert cache.get(key) is not None
