@@ -26,11 +26,11 @@ from django.test import Client
 
 from django_sitemaps_plus import ModelSection, register
 from django_sitemaps_plus import cache as sitemap_cache
-from django_sitemaps_plus.build import build
+from django_sitemaps_plus.build import BuildFailed, build
 from django_sitemaps_plus.registry import site
 from tests.test_build_tasks import needs_tasks, use_backend
 from tests.testapp.models import Article, Comment, Tag
-from tests.utils import articles, at, fetch, locs
+from tests.utils import articles, at, failing_file, fetch, locs
 
 pytestmark = [pytest.mark.cache, pytest.mark.django_db]
 
@@ -356,3 +356,21 @@ def test_an_enqueued_build_renders_only_the_files_whose_fingerprint_moved(
     assert rendered == [1, 1]
     assert "renamed-8" in (out / "sitemap-articles-1.txt").read_text()
     assert "renamed-8" not in (out / "sitemap-articles-2.txt").read_text()
+
+
+def test_a_failed_build_is_resumed_only_where_the_fingerprint_held(rendered, built, monkeypatch):
+    storage, out = built
+    _slug_change(8)  # file 1
+    _slug_change(23)  # file 3
+    real = failing_file(monkeypatch, 3, "file 3 fails")
+    with pytest.raises(BuildFailed):
+        build(storage)
+    assert "renamed-8" in (out / "sitemap-articles-1.xml").read_text()
+    monkeypatch.setattr(ModelSection, "page_entries", real)
+    # File 1 changes again after its job's record was written: no lastmod,
+    # URL count or key range moves, its fingerprint does.
+    _slug_change(9)
+    result = build(storage)
+    assert "sitemap-articles-1.xml" not in result.resumed
+    assert "renamed-9" in (out / "sitemap-articles-1.xml").read_text()
+    assert "renamed-23" in (out / "sitemap-articles-3.xml").read_text()
