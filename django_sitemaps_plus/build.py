@@ -39,7 +39,10 @@ reach the storage anyway, and a storage does not evict.
 - **Incremental.** A manifest (``sitemaps-manifest.json``) holds each file's
   SHA-256; a file whose new content hashes the same is not rewritten (nor
   compressed), unless its ``.gz`` copy is missing. After one row changes, only
-  its page and the index (whose lastmod moved) are written. A build without
+  its page and the index (whose lastmod moved) are written. With ``CACHE`` on,
+  a model section file's fingerprint (``layout.file_fingerprint``: its key
+  range's figures and the version tokens of its blocks) is kept too, and a
+  file whose fingerprint did not move is not rendered at all. A build without
   gzip deletes the ``.gz`` copies an earlier one left, which a server
   preferring them (nginx ``gzip_static``) would send instead of new content.
 
@@ -257,6 +260,27 @@ class _Writer:
             write_atomic(self.storage, path, spool)
             self.result.written.append(name)
 
+    def kept(self, name: str, fingerprint: str | None, **info: Any) -> bool:
+        """Whether ``name`` need not be rendered at all: the manifest holds
+        it with this ``fingerprint`` (``layout.file_fingerprint``) and the
+        storage has it as this build would write it (with its .gz, or
+        without one). Then it is kept in the new manifest as it was."""
+        before = self.old.get(name)
+        if (
+            fingerprint is None
+            or not isinstance(before, dict)
+            or before.get("fingerprint") != fingerprint
+            or bool(before.get("gzip")) != self.gzip
+            or not self._unchanged(
+                before, before.get("sha256", ""), storage_name(name, self.prefix)
+            )
+        ):
+            return False
+        self.renew()
+        self.new[name] = {**before, **info, "fingerprint": fingerprint}
+        self.result.skipped.append(name)
+        return True
+
     def _unchanged(self, before: Any, sha: str, path: str) -> bool:
         """Whether the storage holds this content already (with its .gz when gzipping)."""
         if not isinstance(before, dict) or before.get("sha256") != sha:
@@ -406,6 +430,10 @@ class FileJob:
     last: int | None = None
     keyed: bool = False
     previous: dict[str, Any] = field(default_factory=dict)
+    #: A model section file's fingerprint (``layout.file_fingerprint``),
+    #: kept in its files' manifest entries: a job whose files the manifest
+    #: holds with this fingerprint is not rendered (None: always rendered).
+    fingerprint: str | None = None
 
     def files(self, text: bool) -> list[str]:
         xml_name = names.file_name(self.section, self.page)
@@ -414,7 +442,18 @@ class FileJob:
     @property
     def key(self) -> str:
         """The job's identity: a record with this key holds its files."""
-        identity = [self.section, self.page, self.urls, self.lastmod, self.after, self.last]
+        identity: list[Any] = [
+            self.section,
+            self.page,
+            self.urls,
+            self.lastmod,
+            self.after,
+            self.last,
+        ]
+        if self.fingerprint is not None:
+            # A record of the same range rendered before its rows changed
+            # (a slug: no lastmod moved) is not this job's.
+            identity.append(self.fingerprint)
         return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
 
 
@@ -501,6 +540,22 @@ def _key_range(page: Any) -> dict[str, Any]:
     return {}
 
 
+def _fingerprint(section: Any, page: Any, site: SiteContext, *context: object) -> str | None:
+    """A model section file's fingerprint (``layout.file_fingerprint``), or
+    None for a file of another section: it is rendered on every build."""
+    from django_sitemaps_plus import layout
+    from django_sitemaps_plus.sections import ModelSection
+
+    span = page.prepared
+    if not (
+        isinstance(section, ModelSection)
+        and section.files_keyed_by_blocks()
+        and isinstance(span, pagination.Span)
+    ):
+        return None
+    return layout.file_fingerprint(section, span, site, *context)
+
+
 def make_plan(
     storage: Storage,
     *,
@@ -534,6 +589,7 @@ def make_plan(
             f"The index would list {len(pages):,} files; the protocol allows "
             f"{protocol.MAX_SITEMAPS_PER_INDEX:,}."
         )
+    stylesheet = _stylesheet_href(storage, prefix)
     jobs = []
     for section, page in pages:
         name = section.get_name()
@@ -544,11 +600,11 @@ def make_plan(
             format_w3c(page.lastmod),
             _file_loc(section.own_site(site), name, page.number, "xml"),
             **_key_range(page),
+            fingerprint=_fingerprint(section, page, site, stylesheet),
         )
         if not force:
             job.previous = {f: previous[f] for f in job.files(text) if f in previous}
         jobs.append(job)
-    stylesheet = _stylesheet_href(storage, prefix)
     planned = {names.file_name(job.section, job.page): job.lastmod for job in jobs}
     interim = _write_interim_index(storage, prefix, gzip, site, previous, planned, stylesheet)
     plan = BuildPlan(
@@ -653,22 +709,27 @@ def run_job(
         span = pagination.Span(job.page, job.after, job.last, job.urls, None)
         info = PageInfo(job.page, None, job.urls, prepared=span)
     xml_name, *text_name = job.files(plan.text)
-    writer.write(
-        xml_name,
-        xml.stream_urlset(
-            section.page_entries(job.page, site, info),
-            section.namespaces(),
-            label=f"Sitemap section {job.section!r}",
-            stylesheet=plan.stylesheet,
-        ),
-        urls=job.urls,
-        lastmod=job.lastmod,
-    )
-    if text_name:
+    # A file the manifest holds with the job's fingerprint is not rendered.
+    extra = {} if job.fingerprint is None else {"fingerprint": job.fingerprint}
+    if not writer.kept(xml_name, job.fingerprint, urls=job.urls, lastmod=job.lastmod):
+        writer.write(
+            xml_name,
+            xml.stream_urlset(
+                section.page_entries(job.page, site, info),
+                section.namespaces(),
+                label=f"Sitemap section {job.section!r}",
+                stylesheet=plan.stylesheet,
+            ),
+            urls=job.urls,
+            lastmod=job.lastmod,
+            **extra,
+        )
+    if text_name and not writer.kept(text_name[0], job.fingerprint, urls=job.urls):
         writer.write(
             text_name[0],
             xml.stream_text(section.page_locations(job.page, site, info)),
             urls=job.urls,
+            **extra,
         )
     record = {
         "key": job.key,

@@ -11,6 +11,12 @@ How it works (docs/caching.md):
   are keyed by that stamp. ``invalidate()`` replaces tokens, so every process
   sharing the cache stops using the old entries at once; nothing is ever
   deleted or cleared.
+- **A model section's file is keyed by what it holds** (``BlockScope``):
+  its stamp is the section's settings, its key range in the kept layout and
+  the tokens of the key blocks in that range (``range_tokens``). A save
+  bumps the tokens of its row's block (``block_tokens``) and the section's
+  own token, which the index and ``sitemap.txt`` show: one save makes one
+  file cold. ``invalidate()`` bumps every file's (``files_token``).
 - **Stored compressed.** A file is rendered once, gzip-compressed while it
   streams, and stored in chunks of at most ``CHUNK_BYTES`` (Memcached's item
   limit is 1 MB) with a small metadata entry: strong ETag (SHA-256 of the
@@ -41,6 +47,7 @@ How it works (docs/caching.md):
 from __future__ import annotations
 
 import calendar
+import contextlib
 import datetime as dt
 import hashlib
 import logging
@@ -121,6 +128,9 @@ class Source:
     #: A cheap summary of the file's content (URL count, lastmod), compared
     #: on every hit when ``CACHE_FRESHNESS_CHECK`` is on.
     fingerprint: Callable[[], object] | None = None
+    #: A model section's file: keyed by the blocks it holds, not by its
+    #: section's token (``BlockScope``).
+    scope: BlockScope | None = None
 
 
 def get_cache() -> BaseCache:
@@ -160,18 +170,108 @@ def invalidate(section: str | Section | Iterable[str | Section] | None = None) -
 
 
 def bump(section: str | Section | Iterable[str | Section] | None = None) -> list[str]:
-    """``invalidate()`` without the signal: replace the version tokens.
+    """``invalidate()`` without the signal: replace the version tokens of
+    the sections and of all their files (``files_token``).
 
-    For the at-once invalidation of a save inside a transaction, whose signal
-    is sent by the one after the commit. Returns the names it bumped.
+    Returns the names it bumped.
     """
     names = _section_names(section)
-    tokens = {_version_key(name): _new_token() for name in names}
-    try:
-        quiet.call(get_cache(), "set_many", tokens, timeout=None)
-    except Exception as error:
-        quiet.failed(error)  # the files expire by CACHE_TIMEOUT
+    bump_tokens([*names, *(files_token(name) for name in names if name != ALL)])
     return names
+
+
+def bump_tokens(tokens: Iterable[str]) -> None:
+    """Replace the version tokens named ``tokens`` (section names,
+    ``files_token``s, ``block_tokens``), in one cache call."""
+    tokens = sorted(set(tokens))
+    if not tokens:
+        return
+    new = {_version_key(name): _new_token() for name in tokens}
+    with contextlib.suppress(quiet.CacheDown):  # logged; the files expire by CACHE_TIMEOUT
+        quiet.call(quiet.get_cache(), "set_many", new, timeout=None)
+
+
+# Per-block tokens ----------------------------------------------------------------
+#
+# A model section's file is keyed by what it holds (docs/caching.md): the
+# tokens of the key blocks its range covers, bumped by a save of a row in
+# them, not by the section's token, which a save bumps for the index. A
+# token of level ``L`` stands for ``BLOCK_FANOUT ** L`` consecutive blocks;
+# a save bumps its block's token at every level, and a file reads the
+# lowest level that covers its range in at most ``FILE_TOKENS`` tokens (a
+# file over sparse keys spans many empty blocks).
+
+#: Blocks one token of the next level stands for.
+BLOCK_FANOUT = 64
+#: Levels of tokens: 64 ** 11 blocks exceed any 64-bit key.
+BLOCK_LEVELS = 11
+#: Most block tokens a file's lookup reads.
+FILE_TOKENS = 16
+
+
+def files_token(section: str) -> str:
+    """The token every file of a model section shows besides its blocks':
+    ``invalidate()`` bumps it, and a save whose rows cannot be told."""
+    return f"{section}#files"
+
+
+def block_of(key: int, width: int) -> int:
+    """The block of ``key`` (keys at or below ``width`` are block 1)."""
+    return 1 if key <= width else (key - 1) // width + 1
+
+
+def _block_token(section: str, width: int, level: int, group: int) -> str:
+    return f"{section}#{width}:{level}:{group}"
+
+
+def block_tokens(section: str, width: int, keys: Iterable[int]) -> set[str]:
+    """The tokens a change of the rows ``keys`` bumps: their blocks' at every level."""
+    tokens = set()
+    for key in keys:
+        block = block_of(key, width) - 1
+        for level in range(BLOCK_LEVELS):
+            tokens.add(_block_token(section, width, level, block // BLOCK_FANOUT**level))
+    return tokens
+
+
+def range_tokens(section: str, width: int, after: int | None, last: int) -> list[str]:
+    """The tokens a file of the keys ``after < key <= last`` shows: its
+    blocks' at the lowest level giving at most ``FILE_TOKENS`` of them."""
+    first = 0 if after is None else block_of(after + 1, width) - 1
+    end = block_of(last, width) - 1
+    for level in range(BLOCK_LEVELS):
+        size = BLOCK_FANOUT**level
+        low, high = first // size, end // size
+        if high - low < FILE_TOKENS or level == BLOCK_LEVELS - 1:
+            return [_block_token(section, width, level, g) for g in range(low, high + 1)]
+    raise AssertionError("unreachable")
+
+
+def current_tokens(names: Sequence[str]) -> list[str]:
+    """The current version tokens ``names`` (made when missing), in one
+    ``get_many``: what a static build keeps a file's fingerprint with.
+    Raises ``quiet.CacheDown`` when the cache fails."""
+    cache = quiet.get_cache()
+    found = quiet.call(cache, "get_many", [_version_key(name) for name in names])
+    return _versions(cache, names, found)
+
+
+@dataclass(frozen=True)
+class BlockScope:
+    """What a model section's file is keyed by besides the site and path:
+    the section's settings (``signature``), its key range in the kept
+    layout, and the tokens of the blocks that range covers."""
+
+    section: str
+    width: int
+    #: A hash of ``layout.signature``: a changed setting makes every file cold.
+    signature: str
+    #: The cache key of the kept layout's file key ranges.
+    layout_key: str
+    #: The file's key range in the kept ranges, or None (none kept, no such file).
+    span_of: Callable[[Any], tuple[int | None, int] | None]
+    #: The file's key range from a layout computed now (queries), or None.
+    compute: Callable[[], tuple[int | None, int] | None]
 
 
 def _versions(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> list[str]:
@@ -197,6 +297,10 @@ class Lookup:
     body_key: str  # prefix of this version's chunks and lock
     stamp: str  # the version tokens of the file's sections, hashed
     entry: Entry | None  # the metadata, when it is of this version
+    #: The body's chunks, read with the block tokens (a scoped file)...
+    prefetched: dict[str, Any] | None = None
+    #: ...as the answer to the request that ``entry`` gives said.
+    answer: _Answer | None = None
 
     @property
     def lock_key(self) -> str:
@@ -210,26 +314,77 @@ def _lookup_keys(site: SiteContext, request: HttpRequest, source: Source) -> tup
     # reads (or poisons) this site's files.
     where = f"{site.cache_key}\n{request.path}\n{source.content_type}\n"
     file_id = hashlib.sha256(where.encode()).hexdigest()[:32]
+    if source.scope is not None:
+        return f"{KEY_PREFIX}:f:{file_id}", [ALL, files_token(source.scope.section)]
     return f"{KEY_PREFIX}:f:{file_id}", [ALL, *sorted(s.get_name() for s in source.sections)]
 
 
-def _lookup_of(meta_key: str, names: list[str], versions: list[str], meta: Any) -> Lookup:
-    stamp_text = "\n".join(f"{n}={v}" for n, v in zip(names, versions))
+def _body_key(meta_key: str, stamp: str) -> str:
+    return f"{KEY_PREFIX}:b:{meta_key.rsplit(':', 1)[1]}:{stamp}"
+
+
+def _lookup_of(
+    meta_key: str, names: list[str], versions: list[str], meta: Any, extra: str = ""
+) -> Lookup:
+    stamp_text = "\n".join([*(f"{n}={v}" for n, v in zip(names, versions)), extra])
     stamp = hashlib.sha256(stamp_text.encode()).hexdigest()[:32]
     entry = Entry.from_cache(meta)
     current = entry if entry is not None and entry.is_current(stamp) else None
-    file_id = meta_key.rsplit(":", 1)[1]
-    return Lookup(meta_key, f"{KEY_PREFIX}:b:{file_id}:{stamp}", stamp, current)
+    return Lookup(meta_key, _body_key(meta_key, stamp), stamp, current)
 
 
 def _lookup(cache: BaseCache, site: SiteContext, request: HttpRequest, source: Source) -> Lookup:
-    """Version tokens and the file's metadata, in one round trip when warm."""
+    """Version tokens and the file's metadata, in one round trip when warm
+    (a scoped file: two, the second with its body)."""
     meta_key, names = _lookup_keys(site, request, source)
+    scope = source.scope
+    keys = [*(_version_key(n) for n in names), meta_key]
     found: dict[str, Any] = quiet.call(
-        cache, "get_many", [*(_version_key(n) for n in names), meta_key]
+        cache, "get_many", keys if scope is None else [*keys, scope.layout_key]
     )
     versions = _versions(cache, names, found)
-    return _lookup_of(meta_key, names, versions, found.get(meta_key))
+    if scope is None:
+        return _lookup_of(meta_key, names, versions, found.get(meta_key))
+    return _scoped_lookup(cache, request, scope, meta_key, names, versions, found)
+
+
+def _scoped_lookup(
+    cache: BaseCache,
+    request: HttpRequest,
+    scope: BlockScope,
+    meta_key: str,
+    names: list[str],
+    versions: list[str],
+    found: dict[str, Any],
+) -> Lookup:
+    """A model section file's lookup, after the first round trip: its key
+    range from the kept layout (computed when none is kept), then its
+    blocks' tokens read together with the body of the entry the first trip
+    found (when the request needs it): a warm file costs two round trips,
+    as an unscoped one does, and a 304 one more than an unscoped one (the
+    first request after a change reads the old body, and drops it)."""
+    span = scope.span_of(found.get(scope.layout_key))
+    if span is None:
+        span = scope.compute()
+    blocks = [] if span is None else range_tokens(scope.section, scope.width, *span)
+    held = Entry.from_cache(found.get(meta_key))
+    answer = None if held is None else _answer(request, held)
+    chunk_keys: list[str] = []
+    if held is not None and answer is not None and answer.needs_body:
+        chunk_keys = _chunk_keys(_body_key(meta_key, held.stamp), held)
+    read: dict[str, Any] = quiet.call(
+        cache, "get_many", [*(_version_key(n) for n in blocks), *chunk_keys]
+    )
+    block_versions = _versions(cache, blocks, read)
+    extra = f"{scope.signature}\n{span}"
+    where = _lookup_of(
+        meta_key, [*names, *blocks], [*versions, *block_versions], found.get(meta_key), extra
+    )
+    if where.entry is not None:
+        where.answer = answer
+        if chunk_keys:
+            where.prefetched = {key: read[key] for key in chunk_keys if key in read}
+    return where
 
 
 def version_keys(sections: Sequence[Section]) -> list[str]:
@@ -519,8 +674,12 @@ def _joined(keys: list[str], found: dict[str, Any]) -> bytes | None:
     return b"".join(found[k] for k in keys)
 
 
-def _cached_body(cache: BaseCache, body_key: str, entry: Entry) -> bytes | None:
+def _cached_body(
+    cache: BaseCache, body_key: str, entry: Entry, prefetched: dict[str, Any] | None = None
+) -> bytes | None:
     keys = _chunk_keys(body_key, entry)
+    if prefetched is not None:
+        return _joined(keys, prefetched)
     return _joined(keys, quiet.call(cache, "get_many", keys))
 
 
@@ -812,8 +971,12 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
     hit = _usable(where, fingerprint)
     if hit is not None:
         try:
-            answer = _answer(request, hit)
-            data = _cached_body(cache, where.body_key, hit) if answer.needs_body else b""
+            answer = where.answer or _answer(request, hit)
+            data = (
+                _cached_body(cache, where.body_key, hit, where.prefetched)
+                if answer.needs_body
+                else b""
+            )
         except quiet.CacheDown:
             data = None  # logged by the breaker when it opened
         if data is not None:

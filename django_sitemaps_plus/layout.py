@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import inspect
 import logging
 import re
 import sys
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from enum import Enum
 from itertools import islice
 from typing import TYPE_CHECKING, Any, cast
@@ -65,14 +66,14 @@ def remembered(
     Kept under the site and the section's settings, not its version: a file
     is always the one the latest index listed.
     """
-    key = pagination.fingerprint_key("layout", signature(section, site))
+    key = _layout_key(signature(section, site))
     versioned = conf.CACHE and not conf.CACHE_FRESHNESS_CHECK
     cache: BaseCache | None = None
     stamp: str | None = None
     try:
         cache = quiet.get_cache()
-        wanted = [key, *(sitemap_cache.version_keys([section]) if versioned else [])]
-        found = quiet.call(cache, "get_many", wanted)
+        versions = sitemap_cache.version_keys([section]) if versioned else []
+        found = quiet.call(cache, "get_many", [key, _ranges_key(key), *versions])
         if versioned:
             # Read before the layout is computed: a save during it leaves
             # the layout kept with an older stamp, so it is not taken as current.
@@ -82,10 +83,23 @@ def remembered(
         cache, held = None, None  # laid out anew
     if isinstance(held, tuple) and len(held) == 2:
         spans, kept_stamp = held
+        if cache is not None and _ranges_key(key) not in found:
+            _keep(cache, {_ranges_key(key): _ranges(spans)})  # evicted alone
         return cast("list[pagination.Span]", spans), stamp is not None and kept_stamp == stamp
     spans = section._compute_layout(site)
-    quiet.quietly(None, cache, "set", key, (spans, stamp), timeout=pagination.PIECES_TIMEOUT)
+    if cache is not None:
+        # Beside it, each file's key range alone: what a cached file's
+        # lookup reads (``file_scope``), a few bytes per file.
+        _keep(cache, {key: (spans, stamp), _ranges_key(key): _ranges(spans)})
     return spans, True
+
+
+def _ranges(spans: Sequence[pagination.Span]) -> tuple[tuple[int | None, int], ...]:
+    return tuple((span.after, span.last) for span in spans)
+
+
+def _keep(cache: BaseCache, entries: dict[str, Any]) -> None:
+    quiet.quietly(None, cache, "set_many", entries, timeout=pagination.PIECES_TIMEOUT)
 
 
 def numbered(spans: Sequence[pagination.Span], number: int) -> pagination.Span | None:
@@ -110,6 +124,68 @@ def file_span(
     return span, fresh
 
 
+def file_scope(
+    section: ModelSection,
+    number: int,
+    site: SiteContext,
+    found: Callable[[], pagination.Span | None],
+) -> sitemap_cache.BlockScope:
+    """What file ``number`` of a model section is cached by (``cache.BlockScope``):
+    the section's settings, the file's key range in the kept layout and the
+    tokens of the key blocks in that range, so a save re-renders the file
+    holding its row and no other (docs/caching.md). ``found``: the file's
+    span when no layout is kept (what the view's ``page_info`` reads, once)."""
+    name = section.get_name()
+    stamp = signature(section, site, name)
+
+    def span_of(held: Any) -> tuple[int | None, int] | None:
+        if not isinstance(held, tuple) or not 1 <= number <= len(held):
+            return None
+        return cast("tuple[int | None, int]", held[number - 1])
+
+    def compute() -> tuple[int | None, int] | None:
+        span = found()
+        return None if span is None else (span.after, span.last)
+
+    return sitemap_cache.BlockScope(
+        name,
+        section.block_width(),
+        hashlib.sha256(stamp.encode()).hexdigest()[:32],
+        _ranges_key(_layout_key(stamp)),
+        span_of,
+        compute,
+    )
+
+
+def file_fingerprint(
+    section: ModelSection, span: pagination.Span, site: SiteContext, *context: object
+) -> str | None:
+    """What a built file of ``span`` is kept by (``build``): the section's
+    settings, ``context`` (the stylesheet), the file's key range and its rows'
+    figures (count, key sum, lastmod: one range aggregate per lastmod group)
+    and the version tokens a cached file of that range shows (a save's block,
+    ``invalidate()``), so an edit no figure sees (a slug) moves it too. With
+    a cache the build does not share with the site (a local-memory one),
+    those tokens are new in every build process: every file is rendered, as
+    without fingerprints. None, so the file is rendered, with ``CACHE`` off
+    (saves bump no token then) or the cache down."""
+    if not conf.CACHE:
+        return None
+    name = section.get_name()
+    tokens = [
+        sitemap_cache.ALL,
+        sitemap_cache.files_token(name),
+        *sitemap_cache.range_tokens(name, section.block_width(), span.after, span.last),
+    ]
+    try:
+        versions = sitemap_cache.current_tokens(tokens)
+    except quiet.CacheDown:
+        return None  # logged by the breaker when it opened
+    figures = section.range_figures(site, span.after, span.last, key_sum=True)
+    text = repr((signature(section, site), context, span.after, span.last, figures, versions))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def forget_sizes(section: Section, site: SiteContext) -> None:
     """A file outgrew the sizes its layout was made from (rows changed
     with no save signal and no lastmod change): drop the kept layout and
@@ -117,7 +193,8 @@ def forget_sizes(section: Section, site: SiteContext) -> None:
     it anew."""
     with contextlib.suppress(quiet.CacheDown):
         cache = quiet.get_cache()
-        quiet.call(cache, "delete", pagination.fingerprint_key("layout", signature(section, site)))
+        key = _layout_key(signature(section, site))
+        quiet.call(cache, "delete_many", [key, _ranges_key(key)])
         quiet.call(cache, "set", _generation_key(section), uuid.uuid4().hex, timeout=None)
 
 
@@ -125,11 +202,21 @@ def _generation_key(section: Section) -> str:
     return pagination.fingerprint_key("generation", section.get_name())
 
 
-def signature(section: Section, site: SiteContext) -> str:
+def _layout_key(stamp: str) -> str:
+    """The cache key of the layout kept under ``signature`` ``stamp``."""
+    return pagination.fingerprint_key("layout", stamp)
+
+
+def _ranges_key(layout_key: str) -> str:
+    """The cache key of the kept layout's file key ranges."""
+    return f"{layout_key}:ranges"
+
+
+def signature(section: Section, site: SiteContext, name: str | None = None) -> str:
     """What the layout and a block's entries depend on besides the rows:
     the site, the language, and the section's settings, its extensions'
     public attributes among them (``settings_token``: the same text in
-    every process)."""
+    every process). ``name``: the section's, when the caller has it."""
     extensions = [
         (_qualified(type(ext)), sorted((k, settings_token(v)) for k, v in vars(ext).items()
                                        if not k.startswith("_")))
@@ -139,7 +226,7 @@ def signature(section: Section, site: SiteContext) -> str:
         (
             type(section).__module__,
             type(section).__qualname__,
-            section.get_name(),
+            name or section.get_name(),
             site.cache_key,
             translation.get_language(),
             getattr(settings, "ROOT_URLCONF", None),

@@ -9,6 +9,13 @@ included. A plain ``Section`` or contrib sitemap whose ``items()`` is a
 queryset depends on its model the same way; any section may list more
 models in an ``invalidated_by`` attribute.
 
+What a change bumps (``changed_tokens``): each section's own version token,
+which its index and ``sitemap.txt`` show; and of a model section's files,
+keyed by the key blocks they hold (``cache.BlockScope``), only the tokens of
+the blocks of the rows the change touches (``ModelSection.changed_keys``:
+the saved row, a comment's article, both sides of a many-to-many change),
+or the section's ``files_token`` (every file) when those cannot be told.
+
 Model changes invalidate twice: at once, so later reads in the same
 transaction see the change, and again after the transaction commits
 (``transaction.on_commit``), so a file another process rendered from the
@@ -21,8 +28,8 @@ into a save.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, cast
 
 from django.core.signals import setting_changed
 from django.db import models, router, transaction
@@ -34,7 +41,15 @@ from django_sitemaps_plus.conf import conf
 logger = logging.getLogger("django_sitemaps_plus")
 
 _PENDING_ATTR = "_sitemaps_plus_pending"
-_deps_cache: tuple[tuple[int, ...], dict[type[models.Model], set[str]]] | None = None
+#: On an instance between pre_save and post_save: section → the keys its
+#: row held before the save (``ModelSection.changed_keys`` of the stored row).
+_BEFORE_ATTR = "_sitemaps_plus_before"
+#: Registry stamp, model → sections, and the (model, section) pairs whose
+#: change may touch any row (``invalidated_by``, a model the queryset joins).
+_deps_cache: (
+    tuple[tuple[int, ...], dict[type[models.Model], set[str]], set[tuple[type[models.Model], str]]]
+    | None
+) = None
 #: Sections whose models could not be found the last time (their items()
 #: failed): any save invalidates them until a lookup succeeds.
 _unresolved: set[str] = set()
@@ -127,16 +142,38 @@ def _section_models(section: Any) -> tuple[list[type[models.Model]], bool]:
     return found, True
 
 
-def dependencies() -> dict[type[models.Model], set[str]]:
-    """Model → names of the registered sections whose files it changes."""
+def _concrete(model: type[models.Model]) -> type[models.Model]:
+    return model._meta.concrete_model or model
+
+
+def _wide_models(section: Any) -> set[type[models.Model]]:
+    """The models other than a model section's own whose change may touch
+    any of its rows: those it names in ``invalidated_by`` and those its
+    queryset joins (a category hiding its articles)."""
+    from django_sitemaps_plus.sections import ModelSection
+
+    if not isinstance(section, ModelSection):
+        return set()
+    own = _concrete(section.get_model())
+    found = [
+        *getattr(section, "invalidated_by", ()),
+        *_queryset_models(section.site_queryset(None)),
+    ]
+    return {_concrete(m) for m in found} - {own}
+
+
+def _dependencies() -> tuple[
+    dict[type[models.Model], set[str]], set[tuple[type[models.Model], str]]
+]:
     global _deps_cache
     from django_sitemaps_plus.registry import site
 
     sections = list(site)
     stamp = tuple(id(s) for s in sections)
     if _deps_cache is not None and _deps_cache[0] == stamp:
-        return _deps_cache[1]
+        return _deps_cache[1], _deps_cache[2]
     deps: dict[type[models.Model], set[str]] = {}
+    wide: set[tuple[type[models.Model], str]] = set()
     unresolved: set[str] = set()
     for section in sections:
         name = section.get_name()
@@ -144,14 +181,21 @@ def dependencies() -> dict[type[models.Model], set[str]]:
         if not complete:
             unresolved.add(name)
         for target in found:
-            deps.setdefault(target._meta.concrete_model or target, set()).add(name)
+            deps.setdefault(_concrete(target), set()).add(name)
+        if complete:
+            wide.update((model, name) for model in _wide_models(section))
     _unresolved.clear()
     _unresolved.update(unresolved)
     # An incomplete answer is never kept: the next save asks again.
     if not unresolved:
-        _deps_cache = (stamp, deps)
+        _deps_cache = (stamp, deps, wide)
         _warned.clear()
-    return deps
+    return deps, wide
+
+
+def dependencies() -> dict[type[models.Model], set[str]]:
+    """Model → names of the registered sections whose files it changes."""
+    return _dependencies()[0]
 
 
 def sections_for(model: type[models.Model]) -> set[str]:
@@ -159,39 +203,106 @@ def sections_for(model: type[models.Model]) -> set[str]:
     return found | _unresolved if _unresolved else found
 
 
-def invalidate_after_commit(names: Iterable[str], using: str | None = None) -> None:
+def _tokens(names: Iterable[str], keys_of: Callable[[Any], set[Any] | None]) -> set[str]:
+    """Each section's own token (its index), and of a model section whose
+    files are keyed by blocks the tokens of the blocks of the keys
+    ``keys_of(section)`` gives, or of all its files (``cache.files_token``)
+    when it gives None."""
+    from django_sitemaps_plus.cache import block_tokens, files_token
+    from django_sitemaps_plus.registry import site
+    from django_sitemaps_plus.sections import ModelSection
+
+    tokens = set(names)
+    for name in names:
+        section = site.get(name)
+        keyed = isinstance(section, ModelSection) and section.files_keyed_by_blocks()
+        keys = keys_of(section) if keyed else None
+        if keys is None or not all(isinstance(key, int) for key in keys):
+            tokens.add(files_token(name))
+        else:
+            tokens |= block_tokens(name, cast(ModelSection, section).block_width(), keys)
+    return tokens
+
+
+def changed_tokens(
+    names: Iterable[str],
+    model: type[models.Model],
+    instance: Any,
+    before: dict[str, set[int] | None] | None = None,
+) -> set[str]:
+    """The version tokens a save or delete of ``instance`` (a ``model``)
+    bumps (``_tokens``): the blocks of the rows it changes
+    (``ModelSection.changed_keys``) and, ``before``, of those the stored
+    row counted for."""
+
+    def keys_of(section: Any) -> set[int] | None:
+        name = section.get_name()
+        keys = _changed_keys(section, name, model, instance)
+        if keys is None or before is None or name not in before:
+            return keys
+        prior = before[name]
+        return None if prior is None else keys | prior
+
+    return _tokens(names, keys_of)
+
+
+def _changed_keys(
+    section: Any, name: str, model: type[models.Model], instance: Any
+) -> set[int] | None:
+    from django_sitemaps_plus.sections import ModelSection
+
+    if not isinstance(section, ModelSection) or not section.files_keyed_by_blocks():
+        return None
+    if (_concrete(model), name) in _dependencies()[1]:
+        return None
+    return section.changed_keys(model, instance)
+
+
+def invalidate_after_commit(
+    names: Iterable[str], using: str | None = None, tokens: Iterable[str] | None = None
+) -> None:
     """Invalidate ``names`` now and again when the current transaction commits.
 
-    ``sitemaps_invalidated`` is sent once per transaction, after the commit,
-    for every section it changed (at once in autocommit mode).
+    ``tokens``: the version tokens to bump (``changed_tokens``); by default
+    the sections' and all their files'. ``sitemaps_invalidated`` is sent
+    once per transaction, after the commit, for every section it changed
+    (at once in autocommit mode).
     """
-    from django_sitemaps_plus.cache import bump, invalidate
+    from django_sitemaps_plus.cache import bump_tokens, files_token
+    from django_sitemaps_plus.signals import sitemaps_invalidated
 
     names = set(names)
     if not names or not conf.CACHE:
         return
+    bumped = set(tokens) if tokens is not None else {*names, *map(files_token, names)}
     connection = transaction.get_connection(using)
     if not connection.in_atomic_block:
-        invalidate(names)
+        bump_tokens(bumped)
+        sitemaps_invalidated.send(sender=None, sections=sorted(names))
         return
-    pending: set[str] | None = getattr(connection, _PENDING_ATTR, None)
+    pending: tuple[set[str], set[str]] | None = getattr(connection, _PENDING_ATTR, None)
     registered = pending is not None and any(
         entry[1] is getattr(connection, _PENDING_ATTR + "_flush", None)
         for entry in getattr(connection, "run_on_commit", ())
     )
     if pending is None or not registered:
-        pending = set()
+        pending = (set(), set())
 
         def flush() -> None:
-            todo = getattr(connection, _PENDING_ATTR, None) or set()
+            todo: tuple[set[str], set[str]] = getattr(connection, _PENDING_ATTR, None) or (
+                set(),
+                set(),
+            )
             setattr(connection, _PENDING_ATTR, None)
-            invalidate(todo)
+            bump_tokens(todo[1])
+            sitemaps_invalidated.send(sender=None, sections=sorted(todo[0]))
 
         setattr(connection, _PENDING_ATTR, pending)
         setattr(connection, _PENDING_ATTR + "_flush", flush)
         transaction.on_commit(flush, using=using)
-    pending.update(names)
-    bump(names)  # no signal yet: the transaction may still roll back
+    pending[0].update(names)
+    pending[1].update(bumped)
+    bump_tokens(bumped)  # no signal yet: the transaction may still roll back
 
 
 def _changed(sender: type[models.Model], instance: Any, deleted: bool, **kwargs: Any) -> None:
@@ -200,7 +311,8 @@ def _changed(sender: type[models.Model], instance: Any, deleted: bool, **kwargs:
         if not names:
             return
         using = kwargs.pop("using", None) or router.db_for_write(sender)
-        invalidate_after_commit(names, using)
+        before = instance.__dict__.pop(_BEFORE_ATTR, None)
+        invalidate_after_commit(names, using, changed_tokens(names, sender, instance, before))
         if conf.INDEXNOW_KEY:
             from django_sitemaps_plus import indexnow
 
@@ -210,7 +322,38 @@ def _changed(sender: type[models.Model], instance: Any, deleted: bool, **kwargs:
         logger.exception("django-sitemaps-plus: change of %r not handled", instance)
 
 
+def _remember_before(sender: type[models.Model], instance: Any, using: str | None) -> None:
+    """Before a save of a row on a model section's lastmod path (a comment),
+    the keys of the rows it counted for as stored (the article a moved
+    comment leaves): its post_save bumps their blocks too. One query by
+    primary key, only for such rows."""
+    if instance.pk is None:
+        return
+    from django_sitemaps_plus.registry import site
+    from django_sitemaps_plus.sections import ModelSection
+
+    names = [
+        name
+        for name in sections_for(sender)
+        if isinstance(section := site.get(name), ModelSection)
+        and not issubclass(sender, section.get_model())
+        and _changed_keys(section, name, sender, instance) is not None
+    ]
+    if not names:
+        return
+    stored = sender._base_manager.using(using).filter(pk=instance.pk).first()
+    instance.__dict__[_BEFORE_ATTR] = {
+        name: set() if stored is None else _changed_keys(site.get(name), name, sender, stored)
+        for name in names
+    }
+
+
 def on_pre_save(sender: type[models.Model], instance: Any, **kwargs: Any) -> None:
+    if conf.CACHE:
+        try:
+            _remember_before(sender, instance, kwargs.get("using"))
+        except Exception:
+            logger.exception("django-sitemaps-plus: pre_save of %r not handled", instance)
     if not conf.INDEXNOW_KEY:
         return
     try:
@@ -236,9 +379,25 @@ def on_m2m_changed(sender: type[models.Model], instance: Any, action: str, **kwa
     try:
         names = sections_for(sender) | sections_for(type(instance))
         if names:
-            invalidate_after_commit(names, kwargs.get("using"))
+            tokens = _m2m_tokens(names, instance, kwargs.get("model"), kwargs.get("pk_set"))
+            invalidate_after_commit(names, kwargs.get("using"), tokens)
     except Exception:
         logger.exception("django-sitemaps-plus: m2m change of %r not handled", instance)
+
+
+def _m2m_tokens(names: set[str], instance: Any, model: Any, pk_set: Any) -> set[str]:
+    """A many-to-many change touches the section's rows on either side of
+    it: ``instance``, or the rows ``pk_set`` names (``_tokens``)."""
+
+    def keys_of(section: Any) -> set[Any] | None:
+        own = section.get_model()
+        if isinstance(instance, own):
+            return {instance.pk}
+        if isinstance(model, type) and issubclass(model, own) and pk_set:
+            return set(pk_set)
+        return None
+
+    return _tokens(names, keys_of)
 
 
 def on_setting_changed(setting: str, **kwargs: Any) -> None:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from django.core.exceptions import ImproperlyConfigured, ObjectDoesNotExist
 from django.db import DatabaseError, models
 from django.db.models import Count
+from django.db.models.constants import LOOKUP_SEP
 from django.db.models.functions import Cast
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
@@ -881,12 +882,13 @@ class ModelSection(Section):
         )
 
     def range_figures(
-        self, site: SiteContext, after: int | None, last: int
+        self, site: SiteContext, after: int | None, last: int, key_sum: bool = False
     ) -> blocks.BlockFigures | None:
         """The figures of the rows with ``after < key <= last`` (a file), or
-        None when it has none."""
+        None when it has none; ``key_sum``: with their key sum (a build's
+        fingerprint of the file), else 0."""
         found = blocks.range_figures(
-            self.site_queryset(site), self.lastmod_spec, [(0, after, last)], key_sum=False
+            self.site_queryset(site), self.lastmod_spec, [(0, after, last)], key_sum=key_sum
         )
         return found.get(0)
 
@@ -897,6 +899,54 @@ class ModelSection(Section):
     def layout_key(self, row: Row) -> int:
         """The key a row is laid out by (its item's primary key)."""
         return int(self.item_pk(row[0]))
+
+    # Which files a change touches ------------------------------------------------
+
+    def files_keyed_by_blocks(self) -> bool:
+        """Whether the cached files are keyed by the key blocks they hold, so
+        a save re-renders only the file holding its row (``changed_keys``):
+        not when the files are the section's own (``defines_own_page_info``,
+        ``writes_own_entries``), which a save makes cold all together."""
+        return not (self.defines_own_page_info or self.writes_own_entries)
+
+    def changed_keys(self, model: type[models.Model], instance: Any) -> set[int] | None:
+        """The layout keys whose rows a save or delete of ``instance`` (a
+        ``model``) changes, or None when that cannot be told without a
+        query (then every file of the section is made cold).
+
+        A row of the section's model (or of a subclass): its own key. A row
+        one reverse foreign key away on a ``lastmod_fields`` or ``url_kwargs``
+        path (``comments__created_at``): its parent's key, from its foreign
+        key column (the receivers also ask this of the row as stored before
+        a save, for the parent it leaves). Anything else (a model the
+        queryset joins, a ``through`` table, a longer path): None.
+        """
+        own = self.get_model()
+        if issubclass(model, own):
+            return {instance.pk} if isinstance(instance.pk, int) else None
+        keys: set[int] = set()
+        found = False
+        for path in [*self.lastmod_fields, *self.url_kwargs.values()]:
+            parts = path.split(LOOKUP_SEP)
+            try:
+                field: Any = own._meta.get_field(parts[0])
+            except Exception:
+                continue
+            if getattr(field, "related_model", None) is None or not issubclass(
+                model, field.related_model
+            ):
+                continue
+            if len(parts) != 2 or not isinstance(field, models.ManyToOneRel):
+                return None
+            found = True
+            key = getattr(instance, field.field.attname, None)
+            if key is not None:
+                keys.add(key)
+        if not found or any(not isinstance(key, int) for key in keys):
+            # On no path of ours (a model ``invalidated_by`` names), or not
+            # an integer key.
+            return None
+        return keys
 
     def listed_info(self, number: int, site: SiteContext) -> PageInfo | None:
         """File ``number`` of the kept layout, with the figures it was laid

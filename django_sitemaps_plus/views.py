@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from functools import wraps
+from functools import partial, wraps
 from itertools import chain
 from typing import Any, TypeVar
 
@@ -32,13 +32,13 @@ from django.http import (
 from django.urls import reverse
 
 from django_sitemaps_plus import cache as sitemap_cache
-from django_sitemaps_plus import names, protocol, xml
+from django_sitemaps_plus import layout, names, pagination, protocol, xml
 from django_sitemaps_plus.cache import Prepared, Source
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import SiteContext, site_context
 from django_sitemaps_plus.registry import site as registry
-from django_sitemaps_plus.sections import PageInfo, Section, latest_of_all
+from django_sitemaps_plus.sections import ModelSection, PageInfo, Section, latest_of_all
 
 logger = logging.getLogger("django_sitemaps_plus")
 
@@ -248,13 +248,29 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Se
             raise Http404("No such sitemap page.")
         return Prepared(info.lastmod, lambda: body(info), found.page_expires_at(info, site))
 
+    scope = None
+    if (
+        conf.CACHE
+        and not conf.SERVE_BUILT
+        and isinstance(found, ModelSection)
+        and found.files_keyed_by_blocks()
+    ):
+        # Keyed by the blocks it holds: a save elsewhere leaves it warm.
+        scope = layout.file_scope(found, page, site, partial(_file_span, page_info))
     source = Source(
         [found],
         XML_CONTENT_TYPE if ext == "xml" else TEXT_CONTENT_TYPE,
         prepare,
         page_info,
+        scope=scope,
     )
     return site, source, names.file_name(section, page, ext)
+
+
+def _file_span(page_info: Callable[[], PageInfo | None]) -> pagination.Span | None:
+    info = page_info()
+    span = None if info is None else info.prepared
+    return span if isinstance(span, pagination.Span) else None
 
 
 def _section_xml(request: HttpRequest, section: str, page: int) -> Served:

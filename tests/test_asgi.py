@@ -482,19 +482,14 @@ def cache_state(path: str = LARGE) -> tuple[bool, bool]:
 
 
 def _where(path: str = LARGE) -> sitemap_cache.Lookup:
+    """Where the view keeps the file at ``path`` (described as the view does)."""
     from django.test import RequestFactory
+    from django.urls import resolve
 
-    from django_sitemaps_plus.cache import Source
-    from django_sitemaps_plus.location import SiteContext
-    from django_sitemaps_plus.registry import site
-
-    source = Source([site.get("articles")], "application/xml; charset=utf-8", lambda: None)
-    return sitemap_cache._lookup(
-        sitemap_cache.get_cache(),
-        SiteContext("https://example.com"),
-        RequestFactory().get(path),
-        source,
-    )
+    request = RequestFactory().get(path)
+    match = resolve(path)
+    site, source, _ = match.func.__wrapped__(request, *match.args, **match.kwargs)
+    return sitemap_cache._lookup(sitemap_cache.get_cache(), site, request, source)
 
 
 @contextmanager

@@ -15,9 +15,8 @@ from django.core.management import CommandError, call_command
 
 from django_sitemaps_plus import register
 from django_sitemaps_plus.build import BuildRunning, build, build_lock
-from django_sitemaps_plus.sections import ModelSection
 from tests.testapp.models import Article
-from tests.utils import articles, at, locs
+from tests.utils import articles, at, failing_file, locs
 
 pytestmark = pytest.mark.django_db
 
@@ -138,14 +137,7 @@ class TestKilledBuild:
         # after page 1 was replaced, before the final index.
         Article.objects.filter(pk=1).update(updated_at=at(5), slug="changed")
         Article.objects.filter(pk=5).update(updated_at=at(6))
-        original = ModelSection.page_entries
-
-        def dying(self, number, site, info=None):
-            if number == 3:
-                raise RuntimeError("killed mid-build")
-            return original(self, number, site, info)
-
-        monkeypatch.setattr(ModelSection, "page_entries", dying)
+        failing_file(monkeypatch, 3, "killed mid-build")
         with pytest.raises(RuntimeError):
             build(storage)
         index = (out / "sitemap.xml").read_text()

@@ -72,6 +72,20 @@ def _chunk_keys(cache) -> list[str]:
     return sitemap_cache._chunk_keys(where.body_key, where.entry)
 
 
+def _stored_entry(path: str) -> sitemap_cache.Entry:
+    """The cached metadata of the XML file at ``path`` (whatever its version)."""
+    from django.test import RequestFactory
+
+    from django_sitemaps_plus.cache import Source
+
+    source = Source([], "application/xml; charset=utf-8", lambda: None)  # type: ignore[arg-type,return-value]
+    site = SiteContext("https://example.com")
+    meta_key, _ = sitemap_cache._lookup_keys(site, RequestFactory().get(path), source)
+    entry = sitemap_cache.Entry.from_cache(default_cache.get(meta_key))
+    assert entry is not None
+    return entry
+
+
 class CountingSection(Section):
     """A section without a model; counts how often its file is rendered."""
 
@@ -673,11 +687,14 @@ class TestHttp:
         assert indexed == [200]
         assert [loc.rsplit("/", 2)[-2] for loc in locs(body)] == ["article-2", "article-3"]
         monkeypatch.setattr(ModelSection, "range_rows", real)
-        warm = Client().get("/sitemap-articles-2.xml")
-        assert warm.content == body
-        assert warm["Last-Modified"] == http_date(at(5).timestamp())
-        again = Client().get("/sitemap-articles-2.xml", HTTP_IF_MODIFIED_SINCE=listed)
-        assert again.status_code == 200
+        # Stored with the lastmod of the range it was rendered from, (2, 4]
+        # (keys 3 and 4)...$
+        stored = _stored_entry("/sitemap-articles-2.xml")
+        assert stored.last_modified == sitemap_cache.timestamp(at(5))
+        # ...and keyed by that range: the new layout's file 2, (3, 5], is
+        # not served from it.
+        _, now = fetch("/sitemap-articles-2.xml")
+        assert [loc.rsplit("/", 2)[-2] for loc in locs(now)] == ["article-3", "article-4"]
 
     def test_a_conditional_cold_request_after_a_save_reads_the_lastmod_first(
         self, cached, registry

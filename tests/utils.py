@@ -159,6 +159,22 @@ def measuring(monkeypatch: Any) -> list[int]:
     return calls
 
 
+def failing_file(monkeypatch: Any, number: int, message: str) -> Any:
+    """``ModelSection.page_entries`` raises ``RuntimeError(message)`` for
+    file ``number`` (a build failing there); returns the real one."""
+    from django_sitemaps_plus.sections import ModelSection
+
+    original = ModelSection.page_entries
+
+    def failing(self: Any, page: int, site: Any, info: Any = None) -> Any:
+        if page == number:
+            raise RuntimeError(message)
+        return original(self, page, site, info)
+
+    monkeypatch.setattr(ModelSection, "page_entries", failing)
+    return original
+
+
 def files_of(folder: Path) -> dict[str, bytes]:
     """Every file a build left in ``folder`` (its lock file aside), by path."""
     return {

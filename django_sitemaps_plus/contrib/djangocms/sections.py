@@ -284,11 +284,14 @@ class PageSection(ModelSection):
         )
         return {row["_sitemaps_page"]: _content_figures(row) for row in rows}
 
-    def range_figures(self, site: SiteContext, after: int | None, last: int) -> BlockFigures | None:
+    def range_figures(
+        self, site: SiteContext, after: int | None, last: int, key_sum: bool = False
+    ) -> BlockFigures | None:
+        sums = {"_s": Sum("page_id")} if key_sum else {}
         found = (
             self._contents_for(site)
             .filter(**bounds(after, last, "page_id"))
-            .aggregate(_n=Count("pk"), _m=Max(lastmod_expression()))
+            .aggregate(_n=Count("pk"), _m=Max(lastmod_expression()), **sums)
         )
         return _content_figures(found) if found["_n"] else None
 
