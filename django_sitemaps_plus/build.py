@@ -652,9 +652,9 @@ def jobs_counter_key(plan: BuildPlan) -> str:
 
 def enqueued_running(plan: BuildPlan) -> bool:
     """Whether the task workers of an enqueued plan still work on it."""
-    from django_sitemaps_plus.cache import get_cache
+    from django_sitemaps_plus import quiet
 
-    return get_cache().get(jobs_counter_key(plan)) is not None
+    return quiet.call(quiet.get_cache(), "get", jobs_counter_key(plan)) is not None
 
 
 def _discard_records(storage: Storage, plan: BuildPlan) -> None:

@@ -24,6 +24,7 @@ The storage travels to the workers as its ``STORAGES`` alias or folder
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import time
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from typing import Any
 
 from django.core.files.storage import Storage
 
+from django_sitemaps_plus import quiet
 from django_sitemaps_plus.build import (
     CACHE_LOCK_SECONDS,
     BuildFailed,
@@ -99,14 +101,17 @@ def build_file(
     key = jobs_counter_key(header)
 
     def renew() -> None:
-        cache.touch(key, CACHE_LOCK_SECONDS)
+        # Keeps the build counted as running; a cache that is down lets it
+        # expire (the records, in the storage, still say what is done).
+        with contextlib.suppress(quiet.CacheDown):
+            quiet.call(cache, "touch", key, CACHE_LOCK_SECONDS)
 
     record = run_job(storage, header, file_job, renew=renew)
     try:
-        done: int | None = cache.incr(key)
+        done: int | None = quiet.call(cache, "incr", key, passing=(ValueError,))
         renew()
-    except ValueError:
-        done = None  # the count is lost: look at every record
+    except (ValueError, quiet.CacheDown):
+        done = None  # the count is lost (or unreachable): look at every record
     if done is None or done >= plan["total"]:
         record["index"] = finish_enqueued(storage, header.prefix, header.generation)
     return record
@@ -130,7 +135,8 @@ def finish_enqueued(storage: Storage, prefix: str, generation: str) -> bool:
                     finish(storage, plan)
                 except BuildFailed:
                     return False  # a job still runs: the last one writes it
-                get_cache().delete(jobs_counter_key(plan))
+                with contextlib.suppress(quiet.CacheDown):
+                    quiet.call(get_cache(), "delete", jobs_counter_key(plan))
                 return True
         except BuildRunning:
             if attempt + 1 == FINISH_ATTEMPTS:
@@ -183,8 +189,14 @@ def enqueue_build(
         todo = unfinished_jobs(storage, plan)
         # The count exists from now on: the plan is running (make_plan
         # refuses a second build until it is gone or expired).
-        get_cache().set(
-            jobs_counter_key(plan), len(plan.jobs) - len(todo), timeout=CACHE_LOCK_SECONDS
+        # The cache must answer here (raises ``quiet.CacheDown``): the task
+        # workers count their jobs in it.
+        quiet.call(
+            get_cache(),
+            "set",
+            jobs_counter_key(plan),
+            len(plan.jobs) - len(todo),
+            timeout=CACHE_LOCK_SECONDS,
         )
     if not todo:
         finish_enqueued(storage, prefix, plan.generation)
