@@ -158,10 +158,14 @@ def serve_built(request: HttpRequest, name: str, content_type: str) -> HttpRespo
     chosen = path + ".gz" if gzip else path
     try:
         modified = storage.get_modified_time(chosen)
-    except (FileNotFoundError, OSError):
-        raise Http404("No such sitemap file.") from None
     except NotImplementedError:
         modified = None
+    except Exception:
+        # Each storage says "missing" its own way (FileNotFoundError here,
+        # botocore's ClientError 404 in django-storages' S3): ask it.
+        if storage.exists(chosen):
+            raise
+        raise Http404("No such sitemap file.") from None
     last_modified = int(modified.timestamp()) if modified is not None else None
 
     def full() -> HttpResponseBase:
