@@ -32,7 +32,7 @@ from django_sitemaps_plus.build import (
     build,
     build_lock,
 )
-from django_sitemaps_plus.storage import get_build_storage
+from django_sitemaps_plus.storage import TEST_KILL_ENV, get_build_storage
 from tests.test_build_jobs import pages, report  # noqa: F401 (pages: a fixture)
 from tests.testapp.models import Article
 from tests.utils import assert_schema_valid, at, failing_page, fetch, free_port, locs, wait_for_port
@@ -254,6 +254,31 @@ class TestBuildIntoS3:
         assert "sitemap-articles-5.xml" in result.written
         assert not [key for key in bucket.names() if key.startswith(PLAN_DIR)]
         assert b"new" in bucket.read("sitemap-articles-5.xml")
+
+    def test_a_worker_killed_while_uploading_leaves_the_previous_set(self, bucket, monkeypatch):
+        report("--storage", "sitemaps")
+        before = bucket.objects()
+        Article.objects.update(slug="changed")  # every file changes
+        # The worker uploading page 2 dies (SIGKILL) as the storage reads its
+        # content for the upload (storage.write_atomic's test hook).
+        monkeypatch.setenv(TEST_KILL_ENV, "sitemap-articles-2.xml")
+        with pytest.raises(CommandError) as failed:
+            call_command("build_sitemaps", "--storage", "sitemaps", "--jobs", "2", "--quiet")
+        assert failed.value.returncode == 1
+        error = failed.value.__cause__
+        assert isinstance(error, BuildFailed) and "sitemap-articles-2.xml" in error.files
+        after = bucket.objects()
+        for name in ("sitemap.xml", MANIFEST_NAME, "sitemap-articles-2.xml"):
+            assert after[name] == before[name]
+        # Never replaced, not even by a partial object.
+        assert bucket.versions()["sitemap-articles-2.xml"] == 1
+        for loc in locs(after["sitemap.xml"]):
+            assert_schema_valid(after[loc.rsplit("/", 1)[1]])
+        monkeypatch.delenv(TEST_KILL_ENV)
+        result = report("--storage", "sitemaps", "--jobs", "2")
+        assert "sitemap-articles-2.xml" in result["written"]
+        assert b"changed" in bucket.read("sitemap-articles-2.xml")
+        assert not [key for key in bucket.names() if key.startswith(PLAN_DIR)]
 
     def test_force_removes_unlisted_files_found_by_listing(self, bucket):
         report("--storage", "sitemaps", "--gzip")
