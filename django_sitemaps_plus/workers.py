@@ -5,7 +5,8 @@
 build lock: they inherit Django's setup, the registered sections and the
 plan, so nothing is pickled but a job's number and its outcome. Database
 and cache connections are closed before the fork (each process opens its
-own); every job writes its files and its record to the storage, so the
+own), and each worker copies the storage (``_detach``: an S3 storage's
+connections are not shared either); every job writes its files and its record to the storage, so the
 files are the same, byte for byte, as one process writes. A worker that
 dies (killed, out of memory) fails the jobs it had and those not started;
 the build then reports which files are missing, and the next build runs

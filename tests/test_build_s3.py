@@ -29,6 +29,7 @@ from django_sitemaps_plus.build import (
     MANIFEST_NAME,
     PLAN_DIR,
     BuildFailed,
+    BuildRunning,
     build,
     build_lock,
 )
@@ -297,11 +298,29 @@ class TestBuildIntoS3:
             f"maps/{name}" for name in [MANIFEST_NAME, "sitemap.xml", *SECTION_FILES]
         )
 
+    # CI runs it again on Redis and Memcached: the lock machines share.
+    @pytest.mark.cache
     def test_second_build_is_refused_while_the_cache_lock_is_held(self, bucket):
         with build_lock(get_build_storage(), ""), pytest.raises(CommandError) as refused:
             call_command("build_sitemaps", "--storage", "sitemaps", "--quiet")
         assert refused.value.returncode == 3
         assert bucket.names() == []
+
+    def test_the_lock_of_one_bucket_leaves_another_free(self, bucket, endpoint, settings):
+        other = Bucket(endpoint)
+        settings.STORAGES = {**settings.STORAGES, "two": _storage_settings(endpoint, other.name)}
+        from django.core.files.storage import storages
+
+        with build_lock(get_build_storage(), ""):
+            # The same bucket through another alias (another machine's settings) waits.
+            settings.STORAGES = {
+                **settings.STORAGES,
+                "same": _storage_settings(endpoint, bucket.name),
+            }
+            with pytest.raises(BuildRunning):
+                build(storages["same"])
+            assert build(storages["two"]).urls == 9
+        assert "sitemap.xml" in other.names() and bucket.names() == []
 
 
 class TestServeFromS3:
