@@ -90,8 +90,10 @@ def write_atomic(storage: Storage, name: str, source: IO[bytes]) -> None:
                 os.unlink(temporary)
             raise
         return
-    if storage.exists(name) and storage.get_available_name(name) != name:
-        # The storage renames instead of overwriting: make room first.
+    # A storage that overwrites (django-storages' default) answers with the
+    # name itself and is asked nothing else; one that renames an existing
+    # name instead needs room made first.
+    if storage.get_available_name(name) != name:
         storage.delete(name)
     if TEST_KILL_ENV in os.environ:
         source = cast("IO[bytes]", _DyingSource(name, source))

@@ -178,6 +178,38 @@ class TestBuildIntoS3:
         manifest = json.loads(stored[MANIFEST_NAME])
         assert sorted(manifest["files"]) == sorted([*SECTION_FILES, "sitemap.xml"])
 
+    def test_each_file_is_one_upload(self, bucket):
+        calls: list[tuple[str, str]] = []
+
+        def record(model: Any, params: dict[str, Any], **kwargs: Any) -> None:
+            calls.append((model.name, params.get("Key", "")))
+
+        events = get_build_storage().connection.meta.client.meta.events
+        events.register("before-parameter-build.s3", record)
+        try:
+            build(get_build_storage())
+        finally:
+            events.unregister("before-parameter-build.s3", record)
+        written = [*SECTION_FILES, "sitemap.xml"]
+        # Into an empty bucket: a PutObject per file, no question about it before.
+        assert sorted(call for call in calls if call[1] in written) == sorted(
+            ("PutObject", name) for name in written
+        )
+
+    def test_a_bucket_that_keeps_existing_names(self, bucket, endpoint, settings):
+        # file_overwrite=False: S3Storage would pick another name for an existing
+        # key; the build deletes the old object first, and keeps its names.
+        options = _storage_settings(endpoint, bucket.name, file_overwrite=False)
+        settings.STORAGES = {**settings.STORAGES, "sitemaps": options}
+        report("--storage", "sitemaps")
+        Article.objects.filter(pk=9).update(updated_at=at(2), slug="renamed")
+        assert report("--storage", "sitemaps")["written"] == [
+            "sitemap-articles-5.xml",
+            "sitemap.xml",
+        ]
+        assert bucket.names() == sorted([MANIFEST_NAME, "sitemap.xml", *SECTION_FILES])
+        assert b"renamed" in bucket.read("sitemap-articles-5.xml")
+
     def test_second_build_rewrites_only_what_changed(self, bucket):
         report("--storage", "sitemaps")
         before = {key: bucket.head(key) for key in bucket.names()}
