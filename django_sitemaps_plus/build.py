@@ -138,7 +138,7 @@ def build_lock(storage: Storage, prefix: str) -> Iterator[Callable[[], None]]:
         return
     from django_sitemaps_plus import locks, quiet
 
-    key = f"sitemaps_plus:build:{storage.__class__.__name__}:{storage_name('', prefix)}"
+    key = f"sitemaps_plus:build:{_storage_identity(storage)}:{storage_name('', prefix)}"
     lock = locks.Lock(quiet.get_cache(), key, CACHE_LOCK_SECONDS)
     if not lock.take():
         raise BuildRunning(
@@ -149,6 +149,20 @@ def build_lock(storage: Storage, prefix: str) -> Iterator[Callable[[], None]]:
         yield lock.renew
     finally:
         lock.release()
+
+
+#: Attributes that tell one object store's storage from another's, the same
+#: on every machine (never credentials): django-storages' S3 and Google Cloud
+#: (``bucket_name``), Azure (``azure_container``); ``location``: the folder in it.
+_STORAGE_IDENTITY = ("bucket_name", "azure_container", "location")
+
+
+def _storage_identity(storage: Storage) -> str:
+    """What the cache lock of ``storage`` is named after: two buckets never
+    share a lock, the same bucket always does, whichever machine builds."""
+    parts = [storage.__class__.__name__]
+    parts += [str(value) for a in _STORAGE_IDENTITY if (value := getattr(storage, a, None))]
+    return ":".join(parts)
 
 
 def _remove_stale_temporaries(storage: Storage, prefix: str) -> list[str]:

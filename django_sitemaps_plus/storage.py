@@ -23,7 +23,7 @@ import os
 import tempfile
 import uuid
 from collections.abc import Iterable, Iterator
-from typing import IO
+from typing import IO, Any, cast
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.files import File
@@ -90,9 +90,13 @@ def write_atomic(storage: Storage, name: str, source: IO[bytes]) -> None:
                 os.unlink(temporary)
             raise
         return
-    if storage.exists(name) and storage.get_available_name(name) != name:
-        # The storage renames instead of overwriting: make room first.
+    # A storage that overwrites (django-storages' default) answers with the
+    # name itself and is asked nothing else; one that renames an existing
+    # name instead needs room made first.
+    if storage.get_available_name(name) != name:
         storage.delete(name)
+    if TEST_KILL_ENV in os.environ:
+        source = cast("IO[bytes]", _DyingSource(name, source))
     saved = storage.save(name, File(source, name=os.path.basename(name)))
     if saved != name:  # pragma: no cover - a storage that renames regardless
         raise OSError(f"Storage saved {name!r} as {saved!r}.")
@@ -103,12 +107,30 @@ def write_atomic(storage: Storage, name: str, source: IO[bytes]) -> None:
 TEST_KILL_ENV = "SITEMAPS_PLUS_TEST_KILL_WRITING"
 
 
-def _test_kill_point(name: str, out: IO[bytes]) -> None:
+def _test_kill_point(name: str, out: IO[bytes] | None = None) -> None:
     from django_sitemaps_plus import workers
 
     if workers.kill_point(os.path.basename(name)):
-        out.flush()
+        if out is not None:
+            out.flush()
         workers.die()
+
+
+class _DyingSource:
+    """Test-only: the content of an upload to an object store; the worker
+    dies (``TEST_KILL_ENV``) once the storage has read part of it."""
+
+    def __init__(self, name: str, source: IO[bytes]) -> None:
+        self._name = name
+        self._source = source
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._source.read(size)
+        _test_kill_point(self._name)
+        return data
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self._source, attribute)
 
 
 def write_bytes(storage: Storage, name: str, chunks: Iterable[bytes]) -> None:
@@ -158,10 +180,14 @@ def serve_built(request: HttpRequest, name: str, content_type: str) -> HttpRespo
     chosen = path + ".gz" if gzip else path
     try:
         modified = storage.get_modified_time(chosen)
-    except (FileNotFoundError, OSError):
-        raise Http404("No such sitemap file.") from None
     except NotImplementedError:
         modified = None
+    except Exception:
+        # Each storage says "missing" its own way (FileNotFoundError here,
+        # botocore's ClientError 404 in django-storages' S3): ask it.
+        if storage.exists(chosen):
+            raise
+        raise Http404("No such sitemap file.") from None
     last_modified = int(modified.timestamp()) if modified is not None else None
 
     def full() -> HttpResponseBase:

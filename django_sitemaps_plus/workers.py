@@ -5,7 +5,8 @@
 build lock: they inherit Django's setup, the registered sections and the
 plan, so nothing is pickled but a job's number and its outcome. Database
 and cache connections are closed before the fork (each process opens its
-own); every job writes its files and its record to the storage, so the
+own), and each worker copies the storage (``_detach``: an S3 storage's
+connections are not shared either); every job writes its files and its record to the storage, so the
 files are the same, byte for byte, as one process writes. A worker that
 dies (killed, out of memory) fails the jobs it had and those not started;
 the build then reports which files are missing, and the next build runs
@@ -17,6 +18,8 @@ this process.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -81,7 +84,7 @@ def run_jobs(
     _inherited = (storage, plan, site, renew)
     context = multiprocessing.get_context("fork")
     try:
-        with ProcessPoolExecutor(processes, mp_context=context) as pool:
+        with ProcessPoolExecutor(processes, mp_context=context, initializer=_detach) as pool:
             pending: dict[Future[None], FileJob] = {
                 pool.submit(_run_inherited, index): job
                 for index, job in zip(_job_indexes(plan, jobs), jobs)
@@ -114,6 +117,20 @@ class _NotRun(RuntimeError):
 def _job_indexes(plan: BuildPlan, jobs: Sequence[FileJob]) -> list[int]:
     where = {id(job): index for index, job in enumerate(plan.jobs)}
     return [where[id(job)] for job in jobs]
+
+
+def _detach() -> None:
+    """In a new worker process: a copy of the inherited storage of its own.
+    A storage that keeps network connections drops them when copied
+    (django-storages' S3 keeps a boto3 session per thread, left out by its
+    ``__getstate__``), so the worker opens its own instead of sending its
+    requests down the parent's pooled sockets alongside its siblings."""
+    global _inherited
+    assert _inherited is not None, "run in a process forked by run_jobs"
+    storage, plan, site, renew = _inherited
+    with contextlib.suppress(TypeError, copy.Error):  # a storage that cannot be copied
+        storage = copy.copy(storage)
+    _inherited = (storage, plan, site, renew)
 
 
 def _run_inherited(index: int) -> None:

@@ -34,7 +34,7 @@ from django.utils.http import http_date
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus import register
 from tests.testapp.models import Article
-from tests.utils import articles, at
+from tests.utils import articles, at, free_port, wait_for_port
 
 pytestmark = pytest.mark.django_db
 
@@ -280,19 +280,13 @@ SEED = textwrap.dedent(
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextmanager
 def server(
     command: list[str], database: Path, register: str = "articles", hold: Path | None = None
 ) -> Iterator[tuple[int, subprocess.Popen[str]]]:
     """A real server of tests/asgi.py on a free port; ``hold``: the
     directory through which a test holds a render midway (tests/asgi.py)."""
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{database}",
@@ -311,16 +305,7 @@ def server(
         text=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    out = process.stdout.read() if process.stdout else ""
-                    raise RuntimeError(f"server did not start: {out}") from None
-                time.sleep(0.1)
+        wait_for_port(port, process)
         yield port, process
     finally:
         process.terminate()

@@ -26,7 +26,7 @@ from django_sitemaps_plus.sections import ModelSection
 from django_sitemaps_plus.signals import sitemaps_built
 from tests.test_cache import received
 from tests.testapp.models import Article
-from tests.utils import articles, assert_schema_valid, fetch, locs
+from tests.utils import articles, assert_schema_valid, failing_page, fetch, locs
 
 pytestmark = pytest.mark.django_db
 
@@ -196,14 +196,7 @@ class TestBuild:
         build(storage)
         before = {name: read(out / name) for name in os.listdir(out)}
         Article.objects.filter(pk__in=[1, 3]).update(slug="new")
-        original = ModelSection.page_entries
-
-        def failing(self, number, site, info=None):
-            if number == 2:
-                raise RuntimeError("killed mid-build")
-            return original(self, number, site, info)
-
-        monkeypatch.setattr(ModelSection, "page_entries", failing)
+        failing_page(monkeypatch, 2)
         with pytest.raises(BuildFailed) as failed:
             build(storage)
         assert failed.value.files == ["sitemap-articles-2.xml", "sitemap-articles-3.xml"]

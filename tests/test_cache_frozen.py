@@ -31,17 +31,11 @@ from django_sitemaps_plus.sections import Section
 from tests.recording_cache import redis_calls
 from tests.test_asgi import asgi_get
 from tests.testapp.models import Article
-from tests.utils import articles, fetch, locs
+from tests.utils import articles, fetch, free_port, locs
 
 pytestmark = pytest.mark.django_db
 
 REDIS = "django.core.cache.backends.redis.RedisCache"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 #: No persistence: the server's data lives as long as its process.
@@ -54,7 +48,7 @@ class PrivateRedis:
 
     def __init__(self, binary: str) -> None:
         self.binary = binary
-        self.port = _free_port()
+        self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import socket
+import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -60,6 +63,43 @@ def http_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now, for a server a test starts."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[Any], seconds: float = 30) -> None:
+    """Return once ``process`` accepts connections on 127.0.0.1:``port``;
+    RuntimeError (with its output, when piped) if it ends or takes longer."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                out = process.stdout.read() if process.stdout else ""
+                raise RuntimeError(f"server did not start: {out}") from None
+            time.sleep(0.1)
+
+
+def failing_page(monkeypatch: Any, number: int) -> None:
+    """Rendering page ``number`` of a model section raises, as a build that
+    dies there stops (``BuildFailed`` names that file and those after it)."""
+    from django_sitemaps_plus.sections import ModelSection
+
+    original = ModelSection.page_entries
+
+    def failing(self: Any, page: int, site: Any, info: Any = None) -> Any:
+        if page == number:
+            raise RuntimeError("killed mid-build")
+        return original(self, page, site, info)
+
+    monkeypatch.setattr(ModelSection, "page_entries", failing)
 
 
 def at(day: int, hour: int = 12) -> dt.datetime:
