@@ -140,7 +140,7 @@ class WorkerSite:
         self.manage("shell", "--command", SEED.format(count=count))
 
     def start_workers(self, count: int) -> list[str]:
-        """``count`` RQ workers on this site's queue, each listening."""
+        """``count`` RQ workers on this site's queue, each waiting for jobs."""
         from rq import Queue, Worker
 
         for number in range(1, count + 1):
@@ -158,7 +158,12 @@ class WorkerSite:
         names = {name for name, _ in self.workers}
         queue = Queue(self.queue, connection=self.redis)
         deadline = time.monotonic() + WAIT_SECONDS
-        while {w.name for w in Worker.all(connection=self.redis, queue=queue)} < names:
+        # Idle: each one waits on the queue (before, one could take every job).
+        while {
+            worker.name
+            for worker in Worker.all(connection=self.redis, queue=queue)
+            if worker.get_state() == "idle"
+        } < names:
             for name, process in self.workers:
                 assert process.poll() is None, f"worker {name} ended: {self.log(name)}"
             assert time.monotonic() < deadline, "the workers did not come up"
