@@ -175,8 +175,8 @@ class WorkerSite:
 
     def stop_workers(self) -> None:
         """SIGTERM: a warm shutdown (each worker ends its job); a second one,
-        a cold shutdown; then a kill. An idle rq worker sometimes misses the
-        first while it waits on Redis (the signal lands in the client)."""
+        a cold shutdown; then a kill. An idle rq 3.0 worker logs the warm
+        shutdown but sometimes goes on waiting on Redis (seen here, not always)."""
         for stop, wait in ((signal.SIGTERM, 5), (signal.SIGTERM, 10), (signal.SIGKILL, 30)):
             running = [process for _, process in self.workers if process.poll() is None]
             for process in running:
