@@ -48,6 +48,7 @@ from bench.bench_core import (
     client,
     configure,
     contrib_page_case,
+    harness_arguments,
     machine,
     only_sections,
     prepare,
@@ -290,15 +291,8 @@ def markdown(result: dict[str, Any], measured: list[Case]) -> str:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.bench_absolute_url",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
+    parser = harness_arguments("bench.bench_absolute_url", __doc__, repeat=5)
     parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--limit", type=int, default=50_000, help="URLs per file (50,000)")
-    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", nargs="*", help="case keys to run (default: all)")
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--reseed", action="store_true")

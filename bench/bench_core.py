@@ -735,10 +735,12 @@ def markdown(result: dict[str, Any], measured: list[Case]) -> str:
 # Main --------------------------------------------------------------------------
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def harness_arguments(module: str, doc: str | None, repeat: int) -> argparse.ArgumentParser:
+    """A harness's command line: ``--db``, ``--limit`` and ``--repeat``, its
+    module docstring as the help."""
     parser = argparse.ArgumentParser(
-        prog="python -m bench.bench_core",
-        description=__doc__,
+        prog=f"python -m {module}",
+        description=doc,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -747,9 +749,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="sqlite",
         help="database (DATABASE_URL overrides the default URL of each)",
     )
-    parser.add_argument("--rows", type=int, default=1_000_000, help="articles (default 1,000,000)")
     parser.add_argument("--limit", type=int, default=50_000, help="URLs per file (default 50,000)")
-    parser.add_argument("--repeat", type=int, default=5, help="timed runs per case (default 5)")
+    parser.add_argument(
+        "--repeat", type=int, default=repeat, help=f"timed runs per case (default {repeat})"
+    )
+    return parser
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = harness_arguments("bench.bench_core", __doc__, repeat=5)
+    parser.add_argument("--rows", type=int, default=1_000_000, help="articles (default 1,000,000)")
     parser.add_argument(
         "--slow-repeat",
         type=int,

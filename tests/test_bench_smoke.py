@@ -173,3 +173,27 @@ def test_bench_absolute_url_runs_and_matches_the_fast_path(tmp_path: Path) -> No
     for key in ("absolute-index", "fast-index"):
         # The largest key, the blocks' figures, the sample (files sized by count).
         assert cases[key]["queries"] == 3
+
+
+def test_bench_change_cost_runs_and_renders_only_what_changed(tmp_path: Path) -> None:
+    """bench/bench_change_cost.py end to end on two tiny sizes (no timing
+    asserted): after one save the next crawl renders one file and a build
+    renders one; after scattered saves touching every file, each is rendered
+    once; a cache flush renders them all."""
+    result = _bench_result(
+        tmp_path,
+        "bench.bench_change_cost",
+        *("--rows", "1000", "2000", "--limit", "500", "--repeat", "1", "--saves", "10"),
+    )
+    sizes = result["sizes"]
+    assert [size["files"] for size in sizes] == [2, 4]
+    for size in sizes:
+        files = size["files"]
+        assert size["flush_rendered"] == files
+        assert size["save_rendered"] == 1
+        assert size["many_rendered"] == min(size["saves"], files)
+        assert size["build_full_rendered"] == files
+        assert size["build_one_rendered"] == 1
+        assert size["build_many_rendered"] == files
+        # The index's queries do not grow with the rows.
+        assert size["save_index_queries"] == sizes[0]["save_index_queries"]

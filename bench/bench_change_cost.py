@@ -1,0 +1,385 @@
+"""Cost of a change: what one save (and 1,000) costs a cached site, beside contrib.
+
+On the core benchmark's data (``bench/seed.py``: ids 1..rows, all published),
+section ``articles`` only (``url_name`` path, lastmod ``updated_at``, default
+settings: files measured, 50,000 URLs each), ``SITEMAPS_PLUS["CACHE"]`` on and
+Django's local-memory cache (raised ``MAX_ENTRIES``, so nothing is culled). For
+each ``--rows`` size, on freshly seeded data (a run saves rows: it never reuses
+another run's data):
+
+1. the index after a cache flush (ours: the layout and every block measured),
+   beside contrib's ``GenericSitemap`` index (nothing to cache);
+2. the index after one row saved through the ORM on a warm site (every file
+   and the index cached), and the warm index for reference;
+3. the files rendered by the next full crawl (the index, then every file it
+   lists) after one save and after ``--saves`` scattered saves (a hook counts
+   ``page_entries`` calls: one per rendered file);
+4. the time of that crawl after one save and after a cache flush;
+5. ``build_sitemaps --dir`` (``call_command``) full, after one changed row and
+   after ``--saves`` changed rows: time, files written, files rendered.
+
+Times are medians of ``--repeat`` runs (each after its own save, a different
+row each time); the full build and the ``--saves`` cases run once. With two
+sizes or more, the table gives the growth ratio largest/smallest of each row.
+
+    python -m bench.bench_change_cost --db postgres --rows 100000 1000000
+    python -m bench.bench_change_cost --db sqlite --rows 1000 2000 --limit 500 --repeat 1  # smoke
+
+Results are printed and written to ``bench/results/change-cost-<db>.{md,json}``.
+The database is its own (``DATABASE_URL`` overrides it): ``bench/results/
+change-cost.sqlite3`` or ``postgres://postgres@127.0.0.1:5432/sitemaps_plus_bench_change``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from io import StringIO
+from typing import Any
+
+from bench.bench_core import (
+    RESULTS_DIR,
+    body,
+    client,
+    configure,
+    consume,
+    harness_arguments,
+    machine,
+    only_sections,
+    prepare,
+    write_results,
+)
+
+SECTION = "articles"
+INDEX = "/sitemap.xml"
+CONTRIB_INDEX = "/contrib/generic/sitemap.xml"
+LOC_RE = re.compile(r"<sitemap><loc>http://testserver([^<]*)</loc>")
+PG_URL = "postgres://postgres@127.0.0.1:5432/sitemaps_plus_bench_change"
+BUILD_DIR = RESULTS_DIR / "change-cost-build"
+
+
+# Hooks --------------------------------------------------------------------------
+
+
+@contextmanager
+def counting_renders() -> Iterator[list[int]]:
+    """The page numbers of the files rendered meanwhile: every file the view
+    or the build renders streams ``page_entries`` once."""
+    from bench.benchapp.sitemaps import ArticleSection
+
+    rendered: list[int] = []
+    original = ArticleSection.page_entries
+
+    def page_entries(self: Any, number: int, *args: Any, **kwargs: Any) -> Any:
+        rendered.append(number)
+        return original(self, number, *args, **kwargs)
+
+    ArticleSection.page_entries = page_entries  # type: ignore[method-assign]
+    try:
+        yield rendered
+    finally:
+        ArticleSection.page_entries = original  # type: ignore[method-assign]
+
+
+def timed(run: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def crawl() -> dict[str, Any]:
+    """The index, then every file it lists: times (s) and the files rendered."""
+    with counting_renders() as rendered:
+        started = time.perf_counter()
+        index = body(INDEX)
+        index_s = time.perf_counter() - started
+        files = LOC_RE.findall(index.decode())
+        for path in files:
+            consume(client().get(path))
+        total_s = time.perf_counter() - started
+    return {"index_s": index_s, "total_s": total_s, "files": len(files), "rendered": len(rendered)}
+
+
+def save(pk: int) -> None:
+    """One row saved through the ORM, its lastmod column moved (signals run)."""
+    from django.utils import timezone
+
+    from bench.benchapp.models import Article
+
+    article = Article.objects.get(pk=pk)
+    article.updated_at = timezone.now()
+    article.save()
+
+
+def scattered(rows: int, count: int) -> list[int]:
+    """``count`` keys spread evenly over 1..rows."""
+    return sorted({1 + (i * rows) // count for i in range(count)})
+
+
+def grouped_pass() -> None:
+    """The issue's yardstick: one grouped SQL pass over the rows, each block's
+    figures (count, key sum, latest lastmod) in one ``GROUP BY``."""
+    from django.db import connection
+
+    from bench.benchapp.models import Article
+    from django_sitemaps_plus.registry import site
+
+    section = site.get(SECTION)
+    assert section is not None
+    width = section.block_width()  # type: ignore[attr-defined]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (id - 1) / %s, COUNT(*), SUM(id), MAX(updated_at) "
+            f"FROM {Article._meta.db_table} WHERE is_published GROUP BY 1",
+            [width],
+        )
+        cursor.fetchall()
+
+
+def build(rendered: list[int]) -> dict[str, Any]:
+    """``build_sitemaps --dir`` in this process: seconds, files written and rendered."""
+    import json
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    before = len(rendered)
+    started = time.perf_counter()
+    call_command("build_sitemaps", "--dir", str(BUILD_DIR), "--format", "json", stdout=out)
+    seconds = time.perf_counter() - started
+    result = json.loads(out.getvalue().strip().splitlines()[-1])
+    return {
+        "s": seconds,
+        "written": len(result["written"]),
+        "skipped": len(result["skipped"]),
+        "rendered": len(rendered) - before,
+    }
+
+
+# One size -----------------------------------------------------------------------
+
+
+def measure(rows: int, repeat: int, saves: int) -> dict[str, Any]:
+    from django.core.cache import cache
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    r: dict[str, Any] = {"rows": rows}
+    # 1. and 4.: after a cache flush (the first crawl after a deploy).
+    flushed = []
+    for _ in range(repeat):
+        cache.clear()
+        flushed.append(crawl())
+    r["files"] = flushed[0]["files"]
+    r["flush_index_s"] = statistics.median(c["index_s"] for c in flushed)
+    r["flush_crawl_s"] = statistics.median(c["total_s"] for c in flushed)
+    r["flush_rendered"] = flushed[-1]["rendered"]
+    cache.clear()
+    with CaptureQueriesContext(connection) as captured:
+        body(INDEX)
+    r["flush_index_queries"] = len(captured.captured_queries)
+    r["grouped_pass_s"] = statistics.median(timed(grouped_pass) for _ in range(repeat))
+    r["contrib_index_s"] = statistics.median(
+        timed(lambda: body(CONTRIB_INDEX)) for _ in range(repeat)
+    )
+    # 2., 3. and 4.: one save on a warm site, then the next crawl.
+    crawl()
+    r["warm_index_s"] = statistics.median(timed(lambda: body(INDEX)) for _ in range(repeat))
+    after_save = []
+    for run in range(repeat):
+        crawl()  # every file and the index cached
+        save(rows // 2 + 7 + run)
+        after_save.append(crawl())
+    r["save_index_s"] = statistics.median(c["index_s"] for c in after_save)
+    r["save_crawl_s"] = statistics.median(c["total_s"] for c in after_save)
+    r["save_rendered"] = max(c["rendered"] for c in after_save)
+    crawl()
+    save(rows // 2 + 7 + repeat)
+    with CaptureQueriesContext(connection) as captured:
+        body(INDEX)
+    r["save_index_queries"] = len(captured.captured_queries)
+    # 3.: ``saves`` scattered saves, then the next crawl.
+    crawl()
+    keys = scattered(rows, saves)
+    r["saves"] = len(keys)
+    r["saves_s"] = timed(lambda: [save(pk) for pk in keys])
+    many = crawl()
+    r["many_index_s"] = many["index_s"]
+    r["many_crawl_s"] = many["total_s"]
+    r["many_rendered"] = many["rendered"]
+    # 5.: builds (the site warm: its layout kept, as after the crawls above).
+    shutil.rmtree(BUILD_DIR, ignore_errors=True)
+    with counting_renders() as rendered:
+        full = build(rendered)
+        one = []
+        for run in range(repeat):
+            save(rows // 3 + 11 + run)
+            one.append(build(rendered))
+        for pk in scattered(rows, saves):
+            save(pk)
+        many_build = build(rendered)
+    shutil.rmtree(BUILD_DIR, ignore_errors=True)
+    r["build_full_s"], r["build_full_written"], r["build_full_rendered"] = (
+        full["s"],
+        full["written"],
+        full["rendered"],
+    )
+    r["build_one_s"] = statistics.median(b["s"] for b in one)
+    r["build_one_written"] = max(b["written"] for b in one)
+    r["build_one_rendered"] = max(b["rendered"] for b in one)
+    r["build_many_s"] = many_build["s"]
+    r["build_many_written"] = many_build["written"]
+    r["build_many_rendered"] = many_build["rendered"]
+    return r
+
+
+# Report -------------------------------------------------------------------------
+
+#: (label, key of the figure, unit): "s" a time, "n" a count.
+ROWS: list[tuple[str, str, str]] = [
+    ("files in the index", "files", "n"),
+    ("1. cold index (cache flushed): layout and every block measured", "flush_index_s", "s"),
+    ("1. queries of that index", "flush_index_queries", "n"),
+    ("1. one grouped SQL pass over the rows (the issue's yardstick)", "grouped_pass_s", "s"),
+    (
+        "1. contrib `GenericSitemap` index (nothing cached; one lastmod for all)",
+        "contrib_index_s",
+        "s",
+    ),
+    ("warm index (for reference)", "warm_index_s", "s"),
+    ("2. index after 1 save (warm site)", "save_index_s", "s"),
+    ("2. queries of that index", "save_index_queries", "n"),
+    ("3. files rendered by the next full crawl after 1 save", "save_rendered", "n"),
+    (
+        "3. files rendered by the next full crawl after {saves} scattered saves",
+        "many_rendered",
+        "n",
+    ),
+    ("3. index after {saves} scattered saves", "many_index_s", "s"),
+    ("{saves} scattered saves through the ORM (receivers included)", "saves_s", "s"),
+    ("4. full crawl (index + every file) after 1 save", "save_crawl_s", "s"),
+    ("4. full crawl after {saves} scattered saves", "many_crawl_s", "s"),
+    ("4. full crawl after a cache flush", "flush_crawl_s", "s"),
+    ("5. `build_sitemaps` full: time", "build_full_s", "s"),
+    ("5. `build_sitemaps` full: files written (index included) / rendered", "build_full", "wr"),
+    ("5. `build_sitemaps` after 1 changed row: time", "build_one_s", "s"),
+    ("5. `build_sitemaps` after 1 changed row: files written / rendered", "build_one", "wr"),
+    ("5. `build_sitemaps` after {saves} changed rows: time", "build_many_s", "s"),
+    (
+        "5. `build_sitemaps` after {saves} changed rows: files written / rendered",
+        "build_many",
+        "wr",
+    ),
+]
+
+
+def _cell(r: dict[str, Any], key: str, unit: str) -> str:
+    if unit == "wr":
+        return f"{r[key + '_written']} / {r[key + '_rendered']}"
+    if unit == "n":
+        return f"{r[key]:,}"
+    seconds = r[key]
+    return f"{seconds * 1000:,.1f} ms" if seconds < 10 else f"{seconds:,.1f} s"
+
+
+def _growth(first: dict[str, Any], last: dict[str, Any], key: str, unit: str) -> str:
+    if unit == "wr":
+        key += "_rendered"
+    if not first[key]:
+        return "-"
+    return f"{last[key] / first[key]:.1f}x"
+
+
+def markdown(result: dict[str, Any]) -> str:
+    sizes: list[dict[str, Any]] = result["sizes"]
+    saves = sizes[0]["saves"]
+    grows = len(sizes) > 1
+    head = "| | " + " | ".join(f"{s['rows']:,} rows" for s in sizes)
+    rule = "|---|" + "--:|" * len(sizes)
+    if grows:
+        head += f" | growth {sizes[-1]['rows']:,}/{sizes[0]['rows']:,}"
+        rule += "--:|"
+    lines = [
+        f"**Cost of a change** ({result['machine']['database']}, {result['limit']:,} URLs "
+        f"per file, median of {result['repeat']} runs; the full build and the "
+        f"{saves:,}-save cases once)",
+        "",
+        head + " |",
+        rule,
+    ]
+    for label, key, unit in ROWS:
+        cells = [_cell(s, key, unit) for s in sizes]
+        if grows:
+            cells.append(_growth(sizes[0], sizes[-1], key, unit))
+        lines.append(f"| {label.format(saves=f'{saves:,}')} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# Main ---------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = harness_arguments("bench.bench_change_cost", __doc__, repeat=3)
+    parser.add_argument(
+        "--rows", type=int, nargs="+", default=[100_000], help="sizes (default 100,000)"
+    )
+    parser.add_argument("--saves", type=int, default=1000, help="scattered saves (default 1,000)")
+    parser.add_argument("--json", help="also write the results here")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from pathlib import Path
+
+    args = parse_args(argv)
+    if not os.environ.get("DATABASE_URL"):
+        RESULTS_DIR.mkdir(exist_ok=True)
+        os.environ["DATABASE_URL"] = (
+            PG_URL if args.db == "postgres" else f"sqlite:///{RESULTS_DIR / 'change-cost.sqlite3'}"
+        )
+    configure(args.db, max(args.rows), args.limit)
+    from django.conf import settings
+    from django.test.utils import override_settings
+
+    result: dict[str, Any] = {
+        "limit": args.limit,
+        "repeat": args.repeat,
+        "machine": machine(),
+        "sizes": [],
+    }
+    cached = override_settings(
+        CACHES={
+            "default": {
+                "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                "OPTIONS": {"MAX_ENTRIES": 1_000_000},
+            }
+        },
+        SITEMAPS_PLUS={**settings.SITEMAPS_PLUS, "CACHE": True},
+    )
+    with cached, only_sections((SECTION,)):
+        for rows in sorted(args.rows):
+            started = time.perf_counter()
+            seeded = prepare(rows, reseed=True)
+            print(f"# {result['machine']['database']}, {rows:,} rows, seed: {seeded}", flush=True)
+            size = measure(rows, args.repeat, args.saves)
+            size["seed"] = seeded
+            size["elapsed_s"] = round(time.perf_counter() - started, 1)
+            print({k: round(v, 4) if isinstance(v, float) else v for k, v in size.items()})
+            result["sizes"].append(size)
+    write_results(
+        f"change-cost-{args.db}",
+        markdown(result),
+        result,
+        Path(args.json) if args.json else None,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
