@@ -31,6 +31,7 @@ from django_sitemaps_plus.build import (
     PLAN_FILE,
     BuildPlan,
     Progress,
+    enqueued_running,
     last_build_key,
     load_plan,
 )
@@ -75,6 +76,11 @@ class RunningBuild:
     done: set[str]
     #: When the plan was written (None: the storage does not say).
     since: dt.datetime | None
+    #: An enqueued plan: whether its task workers count it running (its
+    #: count in the sitemap cache, renewed by each job: gone
+    #: ``CACHE_LOCK_SECONDS`` after the last one). None: not enqueued, or
+    #: the cache did not answer.
+    workers_active: bool | None = None
 
     @property
     def generation(self) -> str:
@@ -118,8 +124,16 @@ def running_build(storage: Storage, prefix: str | None = None) -> RunningBuild |
     plan = load_plan(storage, prefix)
     if plan is None:
         return None
+    from django_sitemaps_plus import quiet
+
     since = _modified(storage, storage_name(f"{PLAN_DIR}/{PLAN_FILE}", prefix))
-    return RunningBuild(plan, finished_keys(storage, plan), since)
+    active = None
+    if plan.enqueued:
+        try:
+            active = enqueued_running(plan)
+        except quiet.CacheDown:
+            active = None
+    return RunningBuild(plan, finished_keys(storage, plan), since, active)
 
 
 def last_build(storage: Storage, prefix: str | None = None) -> dict[str, Any]:

@@ -181,6 +181,7 @@ def last_build() -> dict[str, Any] | None:
     return {
         **build_status.last_build(storage),
         "running": build_status.running_build(storage),
+        "stalled_minutes": int(build_status.STALLED_AFTER // 60),
     }
 
 
