@@ -17,9 +17,9 @@ that reaches the storage, and returns when the build's index is written.
 
 Exit codes: 0 success; 1 the build failed (database or storage error; the
 previous files are intact), a build waited for stalled, timed out or was
-replaced, or ``--from-urls`` rejected some lines (the
-files for the valid ones are written); 2 bad usage; 3 another build of the
-same storage is running (nothing was written: run it again later).
+replaced, or ``--from-urls`` rejected some lines (the files for the valid
+ones are written); 2 bad usage; 3 another build of the same storage is
+running (nothing was written: run it again later).
 """
 
 from __future__ import annotations
