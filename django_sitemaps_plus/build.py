@@ -822,7 +822,42 @@ def finish(
     _remove_folder(storage, storage_name(PLAN_DIR, plan.prefix))
     result.seconds = time.monotonic() - started
     sitemaps_built.send(sender=None, result=result)
+    _remember_build(storage, plan, result)
     return result
+
+
+#: Seconds the sitemap cache keeps what the last build did (``last_build_key``).
+LAST_BUILD_SECONDS = 90 * 24 * 3600
+
+
+def last_build_key(storage: Storage, prefix: str) -> str:
+    """The sitemap cache's summary of the last build of ``storage``/``prefix``
+    (what ``sitemaps_built`` was sent, counted; the admin overview shows it)."""
+    return f"sitemaps_plus:last-build:{_storage_identity(storage)}:{storage_name('', prefix)}"
+
+
+def _remember_build(storage: Storage, plan: BuildPlan, result: BuildResult) -> None:
+    """Keep the counts of ``result`` in the sitemap cache; a cache that is
+    down loses them, never the build (the manifest has the files)."""
+    import contextlib
+
+    from django_sitemaps_plus import quiet
+
+    summary = {
+        "generation": plan.generation,
+        "enqueued": plan.enqueued,
+        "finished": time.time(),
+        "files": result.files,
+        "urls": result.urls,
+        "written": len(result.written),
+        "skipped": len(result.skipped),
+        "resumed": len(result.resumed),
+        "removed": len(result.removed),
+        "seconds": round(result.seconds, 3),
+    }
+    with contextlib.suppress(quiet.CacheDown):
+        key = last_build_key(storage, plan.prefix)
+        quiet.call(quiet.get_cache(), "set", key, summary, timeout=LAST_BUILD_SECONDS)
 
 
 def build(

@@ -9,7 +9,6 @@ location an IRI (``html_sitemap.display_url``): the template filters
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -170,27 +169,19 @@ def sections(request: HttpRequest) -> list[SectionRow]:
 
 
 def last_build() -> dict[str, Any] | None:
-    """The last ``build_sitemaps`` run on the build storage, when there is one."""
+    """The static build panel: the last build (``build_status.last_build``)
+    and a running one (``running``: ``build_status.running_build``), when a
+    build storage is configured."""
     if not (conf.BUILD_STORAGE or conf.get("BUILD_DIR")):
         return None
-    from django_sitemaps_plus.build import MANIFEST_NAME
-    from django_sitemaps_plus.storage import get_build_storage, read_bytes, storage_name
+    from django_sitemaps_plus import build_status
+    from django_sitemaps_plus.storage import get_build_storage
 
     storage = get_build_storage()
-    name = storage_name(MANIFEST_NAME)
-    data = read_bytes(storage, name)
-    if data is None:
-        return {"found": False}
-    try:
-        files = json.loads(data).get("files", {})
-        when = storage.get_modified_time(name)
-    except (ValueError, NotImplementedError, OSError):
-        return {"found": True, "files": None, "time": None}
     return {
-        "found": True,
-        "files": len(files),
-        "urls": sum(int(f.get("urls") or 0) for f in files.values() if isinstance(f, dict)),
-        "time": when,
+        **build_status.last_build(storage),
+        "running": build_status.running_build(storage),
+        "stalled_minutes": int(build_status.STALLED_AFTER // 60),
     }
 
 

@@ -4,7 +4,8 @@ own process, stopped at the end), one bucket per test (issue 24).
 
 What this covers is what docs/deployment.md says was tested against S3: full,
 incremental, ``--jobs 2`` and failed builds, ``--force`` (which lists the
-bucket), the cache build lock, and ``SERVE_BUILT`` reading the bucket.
+bucket), the cache build lock, a failed build's plan read back (``--wait``,
+``build_status``), and ``SERVE_BUILT`` reading the bucket.
 Without moto or django-storages the tests are skipped; in CI (``CI`` set)
 they fail instead.
 """
@@ -25,6 +26,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from django_sitemaps_plus import build_status
 from django_sitemaps_plus.build import (
     MANIFEST_NAME,
     PLAN_DIR,
@@ -287,6 +289,25 @@ class TestBuildIntoS3:
         assert "sitemap-articles-5.xml" in result.written
         assert not [key for key in bucket.names() if key.startswith(PLAN_DIR)]
         assert b"new" in bucket.read("sitemap-articles-5.xml")
+
+    def test_a_failed_builds_plan_is_read_from_the_bucket(self, bucket, monkeypatch):
+        """What the overview's running build and ``--wait`` read: the plan
+        and a listing of its records in the bucket."""
+        failing_page(monkeypatch, 2)
+        with pytest.raises(BuildFailed):
+            build(get_build_storage())
+        running = build_status.running_build(get_build_storage())
+        assert running is not None and (running.jobs_done, running.jobs) == (1, 5)
+        assert running.missing == SECTION_FILES[1:] and running.since is not None
+        with pytest.raises(CommandError) as failed:
+            call_command("build_sitemaps", "--wait", "--stalled-after", "0", "--quiet")
+        assert failed.value.returncode == 1
+        assert "4 file(s) not built: sitemap-articles-2.xml, " in str(failed.value)
+        monkeypatch.undo()
+        build(get_build_storage())
+        assert build_status.running_build(get_build_storage()) is None
+        last = build_status.last_build(get_build_storage())
+        assert (last["files"], last["urls"], last["summary"]["resumed"]) == (6, 9, 1)
 
     def test_a_worker_killed_while_uploading_leaves_the_previous_set(self, bucket, monkeypatch):
         report("--storage", "sitemaps")

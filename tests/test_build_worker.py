@@ -1,7 +1,8 @@
 """An enqueued build run by real task workers (issue 24): two RQ worker
 processes of the Tasks framework (``django-tasks-rq``, ``manage.py
 rqworker``) on the Redis at 127.0.0.1:6379, database 10, build the files into
-a shared folder; the last one writes the index.
+a shared folder; the last one writes the index; another process follows
+the build from the folder alone (``build_sitemaps --wait``) until then.
 
 Every process here (the workers, the ``build_sitemaps`` commands) runs with
 ``tests.worker_settings`` on one file-based SQLite database: the suite's own
@@ -314,7 +315,26 @@ class TestRealWorkers:
         assert "enqueued build" in refused.stderr and "Nothing was written" in refused.stderr
         assert not (out / INDEX_NAME).exists()
 
-        site.start_workers(2)
+        # A third process follows the build from the folder alone (--wait);
+        # its first progress line says it found the plan, before any worker.
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "django", "build_sitemaps", "--dir", str(out),
+             "--wait", "--timeout", str(WAIT_SECONDS)],
+            env=site.env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert waiting.stderr is not None
+            first = waiting.stderr.readline()
+            assert first.startswith("build_sitemaps: 0/11 files, 0/10 jobs, enqueued, "), first
+            site.start_workers(2)
+            stdout, stderr = waiting.communicate(timeout=WAIT_SECONDS + 30)
+        finally:
+            if waiting.poll() is None:
+                waiting.kill()
+                waiting.wait(timeout=30)
+        assert waiting.returncode == 0, stderr
+        assert stdout == "The index is written. The last build: 11 files (20 URLs).\n"
+        assert "build_sitemaps: 11/11 files, 10/10 jobs, index written, " in stderr
         site.wait_for_index(out)
         files = published(out)
         assert len(files) == 10

@@ -4,16 +4,22 @@
     manage.py build_sitemaps --dir /srv/sitemaps --gzip
     manage.py build_sitemaps --storage sitemaps   # an alias of STORAGES
     manage.py build_sitemaps --from-urls urls.txt --dir out [--format txt]
+    manage.py build_sitemaps --enqueue --wait     # task workers build; follow them
+    manage.py build_sitemaps --wait               # follow the build running now
 
 Only files whose content changed are rewritten; the command reports what it
 wrote, skipped and removed. A build that takes more than a moment shows its
 progress on stderr (a bar on a terminal, a line now and then in a pipe or a
-log); ``--quiet`` (or ``-v 0``) prints nothing but errors (for cron).
+log): files done of total, rate and time left; ``--quiet`` (or ``-v 0``)
+prints nothing but errors (for cron). ``--wait`` follows a build from the
+storage alone (the plan and its jobs' records), so it works on any machine
+that reaches the storage, and returns when the build's index is written.
 
 Exit codes: 0 success; 1 the build failed (database or storage error; the
-previous files are intact), or ``--from-urls`` rejected some lines (the
-files for the valid ones are written); 2 bad usage; 3 another build of the
-same storage is running (nothing was written: run it again later).
+previous files are intact), a build waited for stalled, timed out or was
+replaced, or ``--from-urls`` rejected some lines (the files for the valid
+ones are written); 2 bad usage; 3 another build of the same storage is
+running (nothing was written: run it again later).
 """
 
 from __future__ import annotations
@@ -23,8 +29,10 @@ import sys
 from typing import Any, TextIO
 
 from django.core.exceptions import ImproperlyConfigured
+from django.core.files.storage import Storage
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from django_sitemaps_plus import build_status
 from django_sitemaps_plus.build import (
     BuildFailed,
     BuildResult,
@@ -80,6 +88,28 @@ class Command(BaseCommand):
             "--backend", help="With --enqueue: the TASKS backend alias (default: default)."
         )
         parser.add_argument("--queue", help="With --enqueue: the queue name.")
+        parser.add_argument(
+            "--wait",
+            action="store_true",
+            help="Follow the build until its index is written (progress on stderr): with "
+            "--enqueue the one enqueued, alone the one running now on this storage.",
+        )
+        parser.add_argument(
+            "--stalled-after",
+            type=float,
+            default=None,
+            metavar="SECONDS",
+            help="With --wait: fail (naming the files not built) when no file job finishes "
+            f"for this long (default {build_status.STALLED_AFTER:.0f}).",
+        )
+        parser.add_argument(
+            "--timeout",
+            type=float,
+            default=None,
+            metavar="SECONDS",
+            help="With --wait: fail when the build has not finished after this long "
+            "(default: no limit but --stalled-after).",
+        )
         parser.add_argument("--quiet", action="store_true", help="Print nothing but errors.")
         parser.add_argument(
             "--format",
@@ -130,6 +160,19 @@ class Command(BaseCommand):
             raise CommandError("--backend and --queue go with --enqueue.", returncode=2)
         if options["jobs"] < 0:
             raise CommandError("--jobs: 0 (one per CPU) or more.", returncode=2)
+        quiet = options["quiet"] or options["verbosity"] == 0
+        if not options["wait"] and (
+            options["stalled_after"] is not None or options["timeout"] is not None
+        ):
+            raise CommandError("--stalled-after and --timeout go with --wait.", returncode=2)
+        if options["wait"] and not options["enqueue"]:
+            if options["jobs"] != 1:
+                raise CommandError(
+                    "--wait without --enqueue follows a running build; --jobs builds.",
+                    returncode=2,
+                )
+            self._wait(storage, None, options, quiet)
+            return
         if options["base_url"]:
             site = SiteContext(options["base_url"].rstrip("/"))
         else:
@@ -137,9 +180,8 @@ class Command(BaseCommand):
                 site = site_context(None)
             except ValueError as exc:
                 raise CommandError(f"{exc} Or pass --base-url.", returncode=2) from exc
-        quiet = options["quiet"] or options["verbosity"] == 0
         if options["enqueue"]:
-            self._enqueue(site, options, quiet)
+            self._enqueue(storage, site, options, quiet)
             return
         line = ProgressLine(self.stderr, enabled=not quiet, label="build_sitemaps")
         result = BuildResult()
@@ -180,7 +222,9 @@ class Command(BaseCommand):
             line.finish()
         self._report(result, options, quiet)
 
-    def _enqueue(self, site: SiteContext, options: dict[str, Any], quiet: bool) -> None:
+    def _enqueue(
+        self, storage: Storage, site: SiteContext, options: dict[str, Any], quiet: bool
+    ) -> None:
         from django_sitemaps_plus.tasks import enqueue_build
 
         try:
@@ -198,14 +242,63 @@ class Command(BaseCommand):
             raise CommandError(str(exc), returncode=2) from exc
         except BuildRunning as exc:
             raise CommandError(f"{exc} Nothing was enqueued.", returncode=3) from exc
-        report = {"generation": plan.generation, "jobs": len(plan.jobs), "enqueued": enqueued}
-        if options["format"] == "json":
+        report: dict[str, Any] = {
+            "generation": plan.generation,
+            "jobs": len(plan.jobs),
+            "enqueued": enqueued,
+        }
+        if options["wait"]:
+            self._wait(storage, plan.generation, options, quiet, report)
+        elif options["format"] == "json":
             self.stdout.write(json.dumps(report))
         elif not quiet:
             self.stdout.write(
                 f"Enqueued {enqueued} of {len(plan.jobs)} file jobs (plan {plan.generation}); "
                 "the last one to finish writes the index."
             )
+
+    def _wait(
+        self,
+        storage: Storage,
+        generation: str | None,
+        options: dict[str, Any],
+        quiet: bool,
+        report: dict[str, Any] | None = None,
+    ) -> None:
+        """Follow the build ``generation`` (None: the one running now) until
+        its index is written; report the last build then."""
+        line = ProgressLine(
+            self.stderr, enabled=not quiet, label="build_sitemaps", clock=build_status.clock
+        )
+        stalled = options["stalled_after"]
+        try:
+            seen = build_status.wait(
+                storage,
+                generation=generation,
+                progress=line,
+                stalled_after=build_status.STALLED_AFTER if stalled is None else stalled,
+                timeout=options["timeout"],
+            )
+        except build_status.WaitFailed as exc:
+            raise CommandError(f"{exc} The previous files are still served.") from exc
+        finally:
+            line.finish()
+        if seen is None and generation is None:
+            message = "No build is running on this storage."
+        else:
+            message = "The index is written."
+        last = build_status.last_build(storage)
+        report = {**(report or {}), "waited": seen is not None or generation is not None}
+        report.update({k: last.get(k) for k in ("files", "urls")})
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(report))
+        elif not quiet:
+            figures = (
+                f" The last build: {last['files']} files ({last['urls']:,} URLs)."
+                if last.get("files") is not None
+                else ""
+            )
+            self.stdout.write(message + figures)
 
     def _report(self, result: BuildResult, options: dict[str, Any], quiet: bool) -> None:
         if options["format"] == "json":
