@@ -7,6 +7,7 @@ import contextlib
 import datetime as dt
 import gzip
 import io
+import ipaddress
 import json
 import socket
 import struct
@@ -32,6 +33,8 @@ from django_sitemaps_plus.validation.fetch import (
     FetchError,
     HttpFetcher,
     SiteFetcher,
+    _internal_kind,
+    named_hosts,
 )
 from tests.test_validation_command import run
 from tests.testapp.models import Article
@@ -361,6 +364,40 @@ class TestPrivateAddresses:
         assert {host for host, _ in connections} <= {"localhost"}
         assert server.requests == ["/sitemap.xml"]
 
+    def test_a_typed_dns_name_is_checked_for_what_it_resolves_to(self, monkeypatch, connections):
+        """A user who types a sitemap's URL names its host, not the address it
+        resolves to: a name pointing at the metadata service is refused."""
+        resolve = socket.getaddrinfo
+
+        def metadata_for_evil(host: str, *args: object, **kwargs: object) -> object:
+            if host == "evil.test":
+                return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("169.254.169.254", 80))]
+            return resolve(host, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(socket, "getaddrinfo", metadata_for_evil)
+        code, _, err = run("http://evil.test/sitemap.xml")
+        assert code == 2
+        assert "169.254.169.254, a link-local address" in err
+        with pytest.raises(UnreadableTarget, match="link-local"):
+            validate("http://evil.test/sitemap.xml")
+        assert connections == []
+
+    def test_only_addresses_and_localhost_are_named_by_a_url(self):
+        hosts = ["127.0.0.1", "::1", "LocalHost", "a.localhost", "example.com", None, "10.0.0.5"]
+        assert named_hosts(hosts) == ["127.0.0.1", "::1", "LocalHost", "a.localhost", "10.0.0.5"]
+
+    @pytest.mark.parametrize(
+        ("address", "kind"),
+        [
+            ("::ffff:169.254.169.254", "link-local"),  # IPv4-mapped
+            ("64:ff9b::a00:1", "private"),  # NAT64 of 10.0.0.1
+            ("2002:a00:1::1", "private"),  # 6to4 of 10.0.0.1
+            ("64:ff9b::808:808", None),  # NAT64 of a public address
+        ],
+    )
+    def test_ipv6_addresses_that_reach_ipv4_ones_are_judged_by_them(self, address, kind):
+        assert _internal_kind(ipaddress.ip_address(address)) == kind
+
     def test_a_named_host_is_fetched(self, server, connections):
         port = server.base.rsplit(":", 1)[1]
         server.add("/sitemap.xml", urlset(f"http://localhost:{port}/a"))
@@ -424,7 +461,9 @@ class TestFetchErrorsExit2:
         assert finding["message"] == f"reading {b}/stall.xml failed: timed out"
 
     def test_dns_failure_and_tls_error(self, server):
-        self.assert_one_line_error(("http://no-such-host.invalid/sitemap.xml",), "cannot fetch")
+        self.assert_one_line_error(
+            ("http://no-such-host.invalid/sitemap.xml",), "cannot resolve no-such-host.invalid"
+        )
         https = server.base.replace("http://", "https://")  # a plain HTTP server
         self.assert_one_line_error((f"{https}/sitemap.xml", "--timeout", "5"), "cannot fetch")
 

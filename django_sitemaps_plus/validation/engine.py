@@ -21,6 +21,7 @@ from django_sitemaps_plus.validation.fetch import (
     FetchError,
     HttpFetcher,
     SiteFetcher,
+    named_hosts,
 )
 from django_sitemaps_plus.validation.locations import url_origin
 from django_sitemaps_plus.validation.report import (
@@ -319,8 +320,8 @@ def validate(
                 f"cannot read {name}: unsupported URL scheme {scheme!r} (http and https only)"
             )
         if fetcher is None:
-            own_host = urlsplit(name).hostname or ""
-            fetcher = HttpFetcher(allow_hosts=(own_host, *allow_hosts))
+            own_host = urlsplit(name).hostname
+            fetcher = HttpFetcher(allow_hosts=(*named_hosts([own_host]), *allow_hosts))
     run = _Run(follow, ignore, max_findings, fetcher, now, on_progress)
     if isinstance(target, bytes):
         file = run.new_file(base_url or "<bytes>")

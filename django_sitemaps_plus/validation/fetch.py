@@ -125,11 +125,47 @@ def _reason(exc: BaseException) -> str:
     return str(getattr(exc, "strerror", None) or exc) or type(exc).__name__
 
 
+#: NAT64's well-known prefix: its addresses reach the IPv4 address they embed.
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one reaches (mapped, NAT64, 6to4, Teredo)."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address in _NAT64:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    return None
+
+
+def named_hosts(hosts: Iterable[str | None]) -> list[str]:
+    """The hosts of URLs a user typed that name an internal address plainly:
+    an IP address, or ``localhost`` (and ``*.localhost``, loopback by RFC
+    6761). A DNS name is never trusted for what it resolves to: a sitemap's
+    own host may resolve to a cloud metadata address."""
+    named = []
+    for host in hosts:
+        if not host:
+            continue
+        bare = host.strip("[]").lower().rstrip(".")
+        try:
+            ipaddress.ip_address(bare.partition("%")[0])
+        except ValueError:
+            if bare != "localhost" and not bare.endswith(".localhost"):
+                continue
+        named.append(host)
+    return named
+
+
 def _internal_kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
     """What makes ``address`` one a validator must not reach unasked
     ("loopback", "link-local", "private", "non-public"), or None when public."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    if isinstance(address, ipaddress.IPv6Address):
+        address = _embedded_ipv4(address) or address
     if address.is_loopback:
         return "loopback"
     if address.is_link_local:  # 169.254.169.254: cloud metadata services

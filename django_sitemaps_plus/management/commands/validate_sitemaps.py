@@ -25,7 +25,7 @@ from django_sitemaps_plus.validation import (
     validate_site,
 )
 from django_sitemaps_plus.validation.engine import Progress, site_index_url
-from django_sitemaps_plus.validation.fetch import DEFAULT_TIMEOUT, HttpFetcher
+from django_sitemaps_plus.validation.fetch import DEFAULT_TIMEOUT, HttpFetcher, named_hosts
 from django_sitemaps_plus.validation.report import (
     DEFAULT_MAX_FINDINGS,
     Report,
@@ -174,8 +174,10 @@ class Command(BaseCommand):
                 self._check_site_index_url()
                 tally.next_target()
                 reports.append(validate_site(on_progress=tally, **settings))
-            # Hosts named on the command line may be private (an intranet, localhost).
-            named = [*options["allow_host"], *filter(None, map(_url_host, targets))]
+            # Hosts named on the command line may be private (an intranet,
+            # localhost): by --allow-host, or as an address or localhost in a
+            # target URL (a DNS name there is checked like any other).
+            named = [*options["allow_host"], *named_hosts(map(_url_host, targets))]
             fetcher = HttpFetcher(timeout=options["timeout"], allow_hosts=named)
             for target in targets:
                 tally.next_target()
