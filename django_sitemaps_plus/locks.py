@@ -16,6 +16,7 @@ file instead.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from django.core.cache import BaseCache
 
 T = TypeVar("T")
+
+logger = logging.getLogger("django_sitemaps_plus")
 
 #: Pauses between two polls of a waiter (the last one repeats).
 POLL_SECONDS = (0.02, 0.05, 0.1, 0.2)
@@ -62,12 +65,14 @@ class Lock:
 
     def release(self) -> None:
         """Free the lock if this holder still holds it; a cache that is down
-        frees it by its expiry."""
+        frees it by its expiry. Asked even while the breaker is open (another
+        thread's call failed): a lock left held would make every request for
+        the file wait until it expires."""
         try:
-            if quiet.call(self.cache, "get", self.key) == self.token:
-                quiet.call(self.cache, "delete", self.key)
-        except quiet.CacheDown:
-            pass
+            if self.cache.get(self.key) == self.token:
+                self.cache.delete(self.key)
+        except Exception as error:  # the cache's own errors: the expiry frees it
+            logger.debug("Could not release the lock %s: %s", self.key, error)
 
     def renew(self) -> None:
         """Expire ``timeout`` seconds from now (raises ``quiet.CacheDown``)."""

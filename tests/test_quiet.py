@@ -115,3 +115,19 @@ def test_changed_settings_close_the_breaker(flaky):
     assert quiet.is_open()
     with override_settings(SITEMAPS_PLUS={"CACHE_BREAKER_SECONDS": 60}):
         assert not quiet.is_open()
+
+
+def test_a_lock_is_released_while_the_breaker_is_open(settings):
+    """Another thread's failed call opens the breaker; a holder's release still
+    frees its lock (else every request for the file waits out its expiry)."""
+    from django_sitemaps_plus import locks
+    from django_sitemaps_plus.cache import get_cache
+
+    settings.SITEMAPS_PLUS = {"CACHE": True, "CACHE_BREAKER_SECONDS": 60}
+    cache = get_cache()
+    lock = locks.Lock(cache, "sitemaps_plus:test-lock", 60)
+    assert lock.take()
+    quiet.failed(ConnectionError("another thread's call timed out"))
+    assert quiet.is_open()
+    lock.release()
+    assert cache.get("sitemaps_plus:test-lock") is None
