@@ -10,12 +10,13 @@ parallel: the database backend's workers, RQ, Celery.
 
 Each task renders its file to the storage atomically and writes its record
 (``build.run_job``), then counts itself done in the sitemap cache
-(``cache.incr``, atomic on Redis, Memcached and the database cache). The
-task that counts the last job writes the index (``build.finish``) under the
-build lock, after checking every job's record in the storage: the count
-only says when to look. When the count is lost (evicted; a cache that is
-not shared), every task looks, and the one that finds all records writes
-the index. A task of a plan that a newer build replaced does nothing.
+(``cache.incr``: atomic on Redis, Memcached and local memory). The task
+that counts the last job writes the index (``build.finish``) under the build
+lock, after checking every job's record in the storage: the count only says
+when to look. When the count is lost (evicted; a cache that is not shared),
+or the cache's ``incr`` is a read then a write (the database and file
+caches: two tasks may count as one), every task looks, and the one that
+finds all records writes the index. A task of a plan that a newer build replaced does nothing.
 
 The storage travels to the workers as its ``STORAGES`` alias or folder
 (``storage_alias``, ``directory``; neither: the workers'
@@ -31,6 +32,10 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
+from django.core.cache.backends.base import BaseCache
+from django.core.cache.backends.locmem import LocMemCache
+from django.core.cache.backends.memcached import BaseMemcachedCache
+from django.core.cache.backends.redis import RedisCache
 from django.core.files.storage import Storage
 
 from django_sitemaps_plus import quiet
@@ -112,9 +117,21 @@ def build_file(
         renew()
     except (ValueError, quiet.CacheDown):
         done = None  # the count is lost (or unreachable): look at every record
+    if not counts_atomically(cache):
+        done = None  # a lost count would leave the index unwritten: look
     if done is None or done >= plan["total"]:
         record["index"] = finish_enqueued(storage, header.prefix, header.generation)
     return record
+
+
+def counts_atomically(cache: BaseCache) -> bool:
+    """Whether ``cache.incr`` is one atomic operation: Redis (Django's or
+    django-redis), Memcached, local memory. ``BaseCache.incr`` (the database
+    and file caches) reads then writes, and two tasks finishing together
+    would count as one."""
+    if isinstance(cache, (RedisCache, BaseMemcachedCache, LocMemCache)):
+        return True
+    return type(cache).__module__.startswith("django_redis.")
 
 
 #: How often, a second apart, the last task tries for the build lock (held a

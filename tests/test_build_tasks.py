@@ -113,6 +113,36 @@ class TestEnqueuedBuild:
         # A task run again (a retry) does nothing: its plan is done.
         assert last.task.call(*last.args, **last.kwargs) == {"superseded": True}
 
+    def test_with_a_cache_whose_incr_is_not_atomic_every_task_looks(
+        self, pages, tmp_path, settings
+    ):
+        """The file cache's ``incr`` reads then writes: two tasks finishing
+        together count as one. Every task then checks the records, so a lost
+        count never leaves the index unwritten."""
+        settings.CACHES = {
+            **settings.CACHES,
+            "files": {
+                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                "LOCATION": str(tmp_path / "cache"),
+            },
+        }
+        settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "CACHE_ALIAS": "files"}
+        assert not tasks.counts_atomically(get_cache())
+        backend = use_backend(settings, "dummy")
+        out = tmp_path / "enqueued"
+        enqueue(out)
+        plan = load_plan(get_build_storage(directory=str(out)), "")
+        assert plan is not None
+        *first, last = backend.results
+        for result in first:
+            result.task.call(*result.args, **result.kwargs)
+        get_cache().decr(jobs_counter_key(plan))  # two tasks' increments met: one lost
+        assert last.task.call(*last.args, **last.kwargs)["index"] is True
+        assert files_of(out) == plain_build(tmp_path / "plain")
+
+    def test_which_caches_count_atomically(self, settings):
+        assert tasks.counts_atomically(get_cache())  # local memory: under a lock
+
     def test_a_rerun_enqueues_only_the_jobs_not_done(self, pages, tmp_path, settings):
         backend = use_backend(settings, "dummy")
         out = tmp_path / "enqueued"
