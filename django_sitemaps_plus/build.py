@@ -668,7 +668,16 @@ def enqueued_running(plan: BuildPlan) -> bool:
     """Whether the task workers of an enqueued plan still work on it."""
     from django_sitemaps_plus import quiet
 
-    return quiet.call(quiet.get_cache(), "get", jobs_counter_key(plan)) is not None
+    try:
+        return quiet.call(quiet.get_cache(), "get", jobs_counter_key(plan)) is not None
+    except quiet.CacheDown:
+        # Unknown: the count lives in the cache. The new build takes the plan
+        # over (a task of the old one then finds itself superseded and stops).
+        logger.warning(
+            "Sitemap cache unavailable: enqueued build %s taken over as not running",
+            plan.generation,
+        )
+        return False
 
 
 def _discard_records(storage: Storage, plan: BuildPlan) -> None:

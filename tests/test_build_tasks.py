@@ -211,3 +211,21 @@ class TestUsage:
         with pytest.raises(CommandError) as refused:
             call_command("build_sitemaps", "--dir", str(tmp_path), *args)
         assert refused.value.returncode == 2
+
+
+@needs_tasks
+def test_a_plain_build_takes_over_an_enqueued_plan_while_the_cache_is_down(
+    pages, tmp_path, settings, caplog
+):
+    from django_sitemaps_plus import quiet
+
+    backend = use_backend(settings, "dummy")
+    out = tmp_path / "enqueued"
+    enqueue(out)
+    quiet.failed(ConnectionError("the cache went away"))  # the breaker opens
+    call_command("build_sitemaps", "--dir", str(out), "--text", "--quiet")
+    assert "taken over as not running" in caplog.text
+    assert files_of(out) == plain_build(tmp_path / "plain")
+    # A task of the enqueued plan finds itself superseded and does nothing.
+    first = backend.results[0]
+    assert first.task.call(*first.args, **first.kwargs) == {"superseded": True}
