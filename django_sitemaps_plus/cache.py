@@ -62,6 +62,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from django.core.cache import BaseCache, caches
+from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.utils import timezone
 from django.utils.cache import get_conditional_response
@@ -813,8 +814,6 @@ def streaming_response(
     at once: the first byte does not wait for one more trip to the thread.
     Under WSGI the iterator is sent as it is.
     """
-    from django.core.handlers.asgi import ASGIRequest
-
     if isinstance(request, ASGIRequest):
         chunks = iter(chunks)
         try:
@@ -914,13 +913,19 @@ def _uncached(
 ) -> HttpResponseBase:
     """The file rendered without the cache, which failed (``error``, now or
     within the breaker's window): under a process-local lock of the file
-    (its site and path), held until its body has been sent, so a dead shared
-    cache does not turn a burst of requests into as many renders at once."""
+    (its site and path), held until its body has been sent (under ASGI:
+    rendered), so a dead shared cache does not turn a burst of requests into
+    as many renders at once."""
     quiet.failed(error)
     lock = locks.LocalLock(f"{site.cache_key}\n{request.path}")
     sending: list[_Releasing] = []
 
     def body() -> Iterator[bytes]:
+        if isinstance(request, ASGIRequest):
+            # Under ASGI, Django drops the response of a client that left while
+            # the view ran without closing it: nothing would free the lock. The
+            # body is rendered here, whole, and the lock freed when it is.
+            return iter(list(prepared.body()))
         sending.append(_Releasing(prepared.body(), lock.release))
         return sending[0]
 

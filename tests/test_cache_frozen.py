@@ -11,6 +11,8 @@ the clock.
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import os
 import shutil
 import signal
@@ -21,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import django
 import pytest
 from django.core.checks import run_checks
 from django.test import override_settings
@@ -354,3 +357,91 @@ def test_while_the_cache_is_down_a_process_renders_a_file_once_at_a_time(
     assert TrackedSection.most == 1  # one at a time, never side by side
     assert redis_calls == []
     assert locks._local == {}  # every request freed the lock
+
+
+class _Gated(Section):
+    """A section whose items wait for ``gate``: the view is still running
+    when its client leaves."""
+
+    name = "gated"
+    entered = threading.Event()
+    gate = threading.Event()
+
+    def items(self) -> list[str]:
+        self.entered.set()
+        assert self.gate.wait(60), "the test never opened the gate"
+        return ["/a/", "/b/"]
+
+
+def _asgi_request_that_leaves(path: str, left: threading.Event) -> None:
+    """GET ``path`` through Django's ASGI handler; the client disconnects
+    right after its request (``left`` is set when the handler hears it)."""
+    from django.core.asgi import get_asgi_application
+
+    application = get_asgi_application()
+    received = 0
+    opening: list[asyncio.Future[None]] = []
+
+    async def _open_the_gate_later() -> None:
+        for _ in range(50):
+            await asyncio.sleep(0)
+        _Gated.gate.set()
+
+    async def receive() -> dict[str, object]:
+        nonlocal received
+        received += 1
+        if received == 1:
+            return {"type": "http.request", "body": b"", "more_body": False}
+        if received == 2:
+            # Leave once the view runs (under the local lock, in its items());
+            # let the view go on a few turns of the loop later, once the
+            # handler has cancelled the request it was answering.
+            assert await asyncio.to_thread(_Gated.entered.wait, 60)
+            left.set()
+            opening.append(asyncio.ensure_future(_open_the_gate_later()))
+            return {"type": "http.disconnect"}
+        await asyncio.Event().wait()  # nothing more from a client that left
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, object]) -> None:
+        pass
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "https",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"example.com")],
+        "client": ("127.0.0.1", 1),
+        "server": ("example.com", 443),
+    }
+    asyncio.run(application(scope, receive, send))
+
+
+@pytest.mark.skipif(
+    django.VERSION < (5, 0), reason="Django 4.2's handler lets a view end after its client left"
+)
+def test_a_client_leaving_while_the_cache_is_down_frees_the_local_render_lock(settings, registry):
+    settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
+    register(_Gated)
+    quiet.failed(ConnectionError("the cache went away"))  # renders under the local lock
+    _Gated.gate.clear()
+    _Gated.entered.clear()
+    left = threading.Event()
+    request = threading.Thread(
+        target=_asgi_request_that_leaves, args=("/sitemap-gated-1.xml", left)
+    )
+    request.start()
+    assert left.wait(60)
+    request.join(60)  # the view ended after its client had gone
+    assert not request.is_alive()
+    deadline = time.monotonic() + 60  # bounds the wait; the test asserts no time
+    while locks._local and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.01)
+    assert not locks._local, "the local render lock outlived a request whose client left"
