@@ -50,6 +50,24 @@ async def _body(response: Any) -> bytes:
     return bytes(response.content)
 
 
+def http_scope(path: str, host: str = "testserver", scheme: str = "http") -> dict[str, Any]:
+    """The ASGI scope of a plain GET of ``path`` on ``host``."""
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": scheme,
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", host.encode())],
+        "client": ("127.0.0.1", 1),
+        "server": (host, 443 if scheme == "https" else 80),
+    }
+
+
 def asgi_get(path: str, **headers: str) -> tuple[Any, bytes]:
     """GET through Django's ASGI handler; no warning may be raised.
 
@@ -513,20 +531,7 @@ def leave_during_the_render(path: str, rendering: Any) -> list[dict[str, Any]]:
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"testserver")],
-        "client": ("127.0.0.1", 1),
-        "server": ("testserver", 80),
-    }
+    scope = http_scope(path)
     with keeping_the_connection():
         # ``handle``, not ``__call__``: its sync work in this test's thread (the
         # test's database connection), as the test clients run it; it returns

@@ -32,7 +32,7 @@ from django_sitemaps_plus import locks, quiet, register
 from django_sitemaps_plus.checks import check_cache_timeouts
 from django_sitemaps_plus.sections import Section
 from tests.recording_cache import redis_calls
-from tests.test_asgi import asgi_get
+from tests.test_asgi import asgi_get, http_scope
 from tests.testapp.models import Article
 from tests.utils import articles, fetch, free_port, locs
 
@@ -406,20 +406,7 @@ def _asgi_request_that_leaves(path: str, left: threading.Event) -> None:
     async def send(message: dict[str, object]) -> None:
         pass
 
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "https",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"example.com")],
-        "client": ("127.0.0.1", 1),
-        "server": ("example.com", 443),
-    }
+    scope = http_scope(path, host="example.com", scheme="https")
     asyncio.run(application(scope, receive, send))
 
 
