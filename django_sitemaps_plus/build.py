@@ -936,13 +936,13 @@ def _build(
     done = (len(plan.jobs) - len(todo)) * per_job
     failed: list[FileJob] = []
     errors: list[BaseException] = []
-    for job, error in workers.run_jobs(storage, plan, todo, renew, jobs, site):
+    for job, record, error in workers.run_jobs(storage, plan, todo, renew, jobs, site):
         if error is not None:
             failed.append(job)
             errors.append(error)
             continue
+        assert record is not None  # a job without an error has its record
         # The counts so far, for ``progress`` (``finish`` gives the final ones).
-        record = _job_record(storage, plan, job) or {}
         result.written.extend(record.get("written", ()))
         result.urls += job.urls
         for name in job.files(text):

@@ -62,9 +62,9 @@ def run_jobs(
     renew: Callable[[], None],
     processes: int,
     site: SiteContext,
-) -> Iterator[tuple[FileJob, BaseException | None]]:
-    """Run ``jobs``, yielding each with the error it failed with (None: its
-    files and record are written). In one process they run in order and
+) -> Iterator[tuple[FileJob, dict[str, Any] | None, BaseException | None]]:
+    """Run ``jobs``, yielding each with its record (``run_job``'s, once its
+    files and record are written) or the error it failed with. In one process they run in order and
     stop at the first failure; with worker processes, jobs not started
     when one fails are not started."""
     from django_sitemaps_plus.build import run_job
@@ -73,11 +73,11 @@ def run_jobs(
     if processes <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         for job in jobs:
             try:
-                run_job(storage, plan, job, site, renew)
+                record = run_job(storage, plan, job, site, renew)
             except Exception as exc:
-                yield job, exc
+                yield job, None, exc
                 return
-            yield job, None
+            yield job, record, None
         return
     global _inherited
     _close_connections()
@@ -85,7 +85,7 @@ def run_jobs(
     context = multiprocessing.get_context("fork")
     try:
         with ProcessPoolExecutor(processes, mp_context=context, initializer=_detach) as pool:
-            pending: dict[Future[None], FileJob] = {
+            pending: dict[Future[dict[str, Any]], FileJob] = {
                 pool.submit(_run_inherited, index): job
                 for index, job in zip(_job_indexes(plan, jobs), jobs)
             }
@@ -97,13 +97,14 @@ def run_jobs(
                     error = future.exception()
                     failed = failed or error is not None
                     renew()
-                    yield job, error
+                    yield job, None if error is not None else future.result(), error
                 if failed:
                     # Jobs not started are not started; running ones finish.
                     for future in pending:
                         future.cancel()
                     for future, job in pending.items():
-                        yield job, _NotRun() if future.cancelled() else future.exception()
+                        error = _NotRun() if future.cancelled() else future.exception()
+                        yield job, None if error is not None else future.result(), error
                     return
     finally:
         _inherited = None
@@ -133,13 +134,14 @@ def _detach() -> None:
     _inherited = (storage, plan, site, renew)
 
 
-def _run_inherited(index: int) -> None:
-    """A job in a forked worker, by its place in the inherited plan."""
+def _run_inherited(index: int) -> dict[str, Any]:
+    """A job in a forked worker, by its place in the inherited plan; its
+    record (plain JSON: it travels back to the parent)."""
     from django_sitemaps_plus.build import run_job
 
     assert _inherited is not None, "run in a process forked by run_jobs"
     storage, plan, site, renew = _inherited
-    run_job(storage, plan, plan.jobs[index], site, renew)
+    return run_job(storage, plan, plan.jobs[index], site, renew)
 
 
 def _close_connections() -> None:
