@@ -72,7 +72,7 @@ from typing import IO, Any, cast
 from django.core.files.storage import FileSystemStorage, Storage
 from django.urls import NoReverseMatch, reverse
 
-from django_sitemaps_plus import names, pagination, protocol, xml
+from django_sitemaps_plus import names, pagination, protocol, workers, xml
 from django_sitemaps_plus.cache import Measured, gzip_chunks
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
@@ -923,8 +923,6 @@ def _build(
     jobs: int = 1,
 ) -> BuildResult:
     """Plan, run the jobs that have no record yet, write the index."""
-    from django_sitemaps_plus import workers
-
     started = time.monotonic()
     workers.check(storage, jobs)
     site = site or site_context(None)
@@ -936,7 +934,7 @@ def _build(
     done = (len(plan.jobs) - len(todo)) * per_job
     failed: list[FileJob] = []
     errors: list[BaseException] = []
-    for job, record, error in workers.run_jobs(storage, plan, todo, renew, jobs, site):
+    for job, record, error in workers.run_jobs(run_job, storage, plan, todo, renew, jobs, site):
         if error is not None:
             failed.append(job)
             errors.append(error)

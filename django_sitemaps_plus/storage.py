@@ -19,7 +19,9 @@ Replacing a file never shows a reader a half-written one:
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
+import signal
 import tempfile
 import uuid
 from collections.abc import Iterable, Iterator
@@ -103,17 +105,23 @@ def write_atomic(storage: Storage, name: str, source: IO[bytes]) -> None:
 
 
 #: Test-only: a worker process writing this file dies (SIGKILL) with part of
-#: it in its temporary file (``workers.kill_point``).
+#: it in its temporary file (``kill_point``).
 TEST_KILL_ENV = "SITEMAPS_PLUS_TEST_KILL_WRITING"
 
 
-def _test_kill_point(name: str, out: IO[bytes] | None = None) -> None:
-    from django_sitemaps_plus import workers
+def kill_point(name: str) -> bool:
+    """Whether a test asked this worker process to die while writing ``name``
+    (``TEST_KILL_ENV``: a file name): only ever in a worker, never in the
+    process that holds the build lock."""
+    wanted = os.environ.get(TEST_KILL_ENV)
+    return bool(wanted) and wanted == name and multiprocessing.parent_process() is not None
 
-    if workers.kill_point(os.path.basename(name)):
+
+def _test_kill_point(name: str, out: IO[bytes] | None = None) -> None:
+    if kill_point(os.path.basename(name)):
         if out is not None:
             out.flush()
-        workers.die()
+        os.kill(os.getpid(), signal.SIGKILL)  # pragma: no cover - the process ends here
 
 
 class _DyingSource:

@@ -28,14 +28,17 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.files.storage import InMemoryStorage, Storage
 
-from django_sitemaps_plus.storage import TEST_KILL_ENV
-
 if TYPE_CHECKING:
     from django_sitemaps_plus.build import BuildPlan, FileJob
     from django_sitemaps_plus.location import SiteContext
 
+    #: ``build.run_job``: one job's files and record, in this process.
+    RunJob = Callable[
+        [Storage, BuildPlan, FileJob, SiteContext, Callable[[], None]], dict[str, Any]
+    ]
+
 #: What a forked worker runs its jobs with (set in the parent before the fork).
-_inherited: tuple[Storage, BuildPlan, SiteContext, Callable[[], None]] | None = None
+_inherited: tuple[RunJob, Storage, BuildPlan, SiteContext, Callable[[], None]] | None = None
 
 
 def process_count(jobs: int) -> int:
@@ -56,6 +59,7 @@ def check(storage: Storage, jobs: int) -> None:
 
 
 def run_jobs(
+    run_job: RunJob,
     storage: Storage,
     plan: BuildPlan,
     jobs: Sequence[FileJob],
@@ -66,9 +70,8 @@ def run_jobs(
     """Run ``jobs``, yielding each with its record (``run_job``'s, once its
     files and record are written) or the error it failed with. In one process they run in order and
     stop at the first failure; with worker processes, jobs not started
-    when one fails are not started."""
-    from django_sitemaps_plus.build import run_job
-
+    when one fails are not started. ``run_job``: ``build.run_job``, passed in
+    so this module needs nothing of the build's."""
     processes = min(process_count(processes), len(jobs))
     if processes <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         for job in jobs:
@@ -81,7 +84,7 @@ def run_jobs(
         return
     global _inherited
     _close_connections()
-    _inherited = (storage, plan, site, renew)
+    _inherited = (run_job, storage, plan, site, renew)
     context = multiprocessing.get_context("fork")
     try:
         with ProcessPoolExecutor(processes, mp_context=context, initializer=_detach) as pool:
@@ -128,19 +131,17 @@ def _detach() -> None:
     requests down the parent's pooled sockets alongside its siblings."""
     global _inherited
     assert _inherited is not None, "run in a process forked by run_jobs"
-    storage, plan, site, renew = _inherited
+    run_job, storage, plan, site, renew = _inherited
     with contextlib.suppress(TypeError, copy.Error):  # a storage that cannot be copied
         storage = copy.copy(storage)
-    _inherited = (storage, plan, site, renew)
+    _inherited = (run_job, storage, plan, site, renew)
 
 
 def _run_inherited(index: int) -> dict[str, Any]:
     """A job in a forked worker, by its place in the inherited plan; its
     record (plain JSON: it travels back to the parent)."""
-    from django_sitemaps_plus.build import run_job
-
     assert _inherited is not None, "run in a process forked by run_jobs"
-    storage, plan, site, renew = _inherited
+    run_job, storage, plan, site, renew = _inherited
     return run_job(storage, plan, plan.jobs[index], site, renew)
 
 
@@ -154,17 +155,3 @@ def _close_connections() -> None:
     connections.close_all()
     for cache in caches.all(initialized_only=True):
         cache.close()
-
-
-def kill_point(name: str) -> bool:
-    """Whether a test asked this worker process to die while writing ``name``
-    (``SITEMAPS_PLUS_TEST_KILL_WRITING``: a file name): only ever in a worker,
-    never in the process that holds the build lock."""
-    wanted = os.environ.get(TEST_KILL_ENV)
-    return bool(wanted) and wanted == name and multiprocessing.parent_process() is not None
-
-
-def die() -> Any:  # pragma: no cover - the process ends here
-    import signal
-
-    os.kill(os.getpid(), signal.SIGKILL)

@@ -28,13 +28,23 @@ from django_sitemaps_plus.contrib.pages import PageEntry, PageImagesBase
 from django_sitemaps_plus.extensions.images import DEFAULT_MAX_PER_URL
 
 
+def plugin_models() -> list[type[models.Model]]:
+    """Every concrete plugin model (a plugin's save is sent by its own class)."""
+    from cms.models import CMSPlugin
+    from django.apps import apps
+
+    return [
+        model
+        for model in apps.get_models()
+        if issubclass(model, CMSPlugin) and not model._meta.proxy
+    ]
+
+
 def image_sources(
     configured: Mapping[str, Sequence[str]],
 ) -> dict[type[models.Model], Sequence[str] | None]:
     """Plugin model -> its image field names (None: it has ``sitemap_images()``)."""
     from django.apps import apps
-
-    from django_sitemaps_plus.contrib.djangocms.sections import plugin_models
 
     found: dict[type[models.Model], Sequence[str] | None] = {}
     for model in plugin_models():

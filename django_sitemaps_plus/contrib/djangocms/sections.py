@@ -37,6 +37,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
 from django_sitemaps_plus.blocks import BlockFigures, PkPage, bounds
+from django_sitemaps_plus.contrib.djangocms.images import PluginImages, image_sources, plugin_models
 from django_sitemaps_plus.contrib.djangocms.sites import as_cms_site
 from django_sitemaps_plus.contrib.pages import PageAlternates, PageEntry, alternate_links
 from django_sitemaps_plus.extensions.base import Extension
@@ -130,18 +131,6 @@ def hidden_by_editors() -> Exists:
     )
 
 
-def plugin_models() -> list[type[models.Model]]:
-    """Every concrete plugin model (a plugin's save is sent by its own class)."""
-    from cms.models import CMSPlugin
-    from django.apps import apps
-
-    return [
-        model
-        for model in apps.get_models()
-        if issubclass(model, CMSPlugin) and not model._meta.proxy
-    ]
-
-
 def lastmod_expression() -> Any:
     """A page content's latest real change: its published version's time,
     its own ``changed_date`` and its plugins' (a correlated MAX)."""
@@ -191,8 +180,6 @@ class PageSection(ModelSection):
 
     def default_extensions(self) -> list[Extension]:
         """``PluginImages`` when a plugin names its images (or ``image_plugins`` does)."""
-        from django_sitemaps_plus.contrib.djangocms.images import PluginImages, image_sources
-
         if image_sources(self.image_plugins):
             return [PluginImages(self.image_plugins)]
         return []

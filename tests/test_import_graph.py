@@ -1,0 +1,197 @@
+"""The package's own import graph, read from the source with ``ast``.
+
+Module-level and function-level imports both count (an import inside a
+function that only dodges a circle is still a circle); imports under
+``if TYPE_CHECKING:`` do not (they never run). The graph may not gain a
+circle, and function-level imports of the package's own modules may not
+grow: docs/architecture.md says what is left to cut and why.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = "django_sitemaps_plus"
+ROOT = Path(__file__).resolve().parent.parent / PACKAGE
+
+#: The one circle left (issue 23): the section hub and the engine modules
+#: that call back into it. It may shrink, never grow; a new circle fails.
+KNOWN_CIRCLES = [
+    {
+        "cache",
+        "contrib.django_sitemaps",
+        "extensions.base",
+        "extensions.hreflang",
+        "layout",
+        "location",
+        "locks",
+        "quiet",
+        "sections",
+    }
+]
+#: Function-level imports of the package's own modules today; the goal is
+#: 25 (optional integrations and ``ready()`` only).
+MOST_FUNCTION_LEVEL_IMPORTS = 101
+
+
+def modules(root: Path = ROOT) -> dict[str, Path]:
+    """Every module of the package at ``root`` by dotted name (migrations left out)."""
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        if "migrations" in path.parts:
+            continue
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _targets(
+    module: str,
+    node: ast.Import | ast.ImportFrom,
+    is_package: bool,
+    known: dict[str, Path],
+    package: str,
+) -> Iterator[str]:
+    """The package's modules an import statement loads."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    else:
+        if node.level:
+            base = module.split(".")[: None if is_package else -1]
+            base = base[: len(base) - node.level + 1]
+            prefix = ".".join([*base, *([node.module] if node.module else [])])
+        else:
+            prefix = node.module or ""
+        # ``from package import module`` loads the module; ``from module
+        # import name`` the module.
+        names = [f"{prefix}.{a.name}" if f"{prefix}.{a.name}" in known else prefix
+                 for a in node.names]  # fmt: skip
+    for name in names:
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        if name.split(".")[0] == package and name != module:
+            yield name
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def import_graph(root: Path = ROOT) -> tuple[dict[str, set[str]], list[tuple[str, str, int]]]:
+    """Each module's imports of the package's modules, and every
+    function-level one as (module, imported, line)."""
+    known = modules(root)
+    package = root.name
+    edges: dict[str, set[str]] = {name: set() for name in known}
+    in_functions: list[tuple[str, str, int]] = []
+    for module, path in known.items():
+        is_package = path.name == "__init__.py"
+
+        def walk(node: ast.AST, in_function: bool, module: str = module, pkg: bool = is_package):
+            for child in ast.iter_child_nodes(node):
+                if _is_type_checking(child):
+                    continue
+                if isinstance(child, ast.Import | ast.ImportFrom):
+                    for target in _targets(module, child, pkg, known, package):
+                        edges[module].add(target)
+                        if in_function:
+                            in_functions.append((module, target, child.lineno))
+                function = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+                walk(child, in_function or function)
+
+        walk(ast.parse(path.read_text(encoding="utf-8")), False)
+    return edges, in_functions
+
+
+def circles(edges: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(edges.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.add(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(component)
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _short(names: set[str]) -> set[str]:
+    return {name.removeprefix(f"{PACKAGE}.") for name in names}
+
+
+def test_no_new_import_circle() -> None:
+    found = [_short(component) for component in circles(import_graph()[0])]
+    new = [c for c in found if not any(c <= known for known in KNOWN_CIRCLES)]
+    assert not new, f"import circles: {new}"
+
+
+def test_function_level_imports_do_not_grow() -> None:
+    in_functions = import_graph()[1]
+    assert len(in_functions) <= MOST_FUNCTION_LEVEL_IMPORTS, "\n".join(
+        f"{module}:{line} imports {target}" for module, target, line in in_functions
+    )
+
+
+@pytest.mark.parametrize(
+    ("edges", "expected"),
+    [
+        ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+        ({"a": {"b"}, "b": {"a"}, "c": {"a"}}, [{"a", "b"}]),
+        ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"d"}}, [{"a", "b", "c"}]),
+    ],
+)
+def test_circles_are_found(edges: dict[str, set[str]], expected: list[set[str]]) -> None:
+    assert circles(edges) == expected
+
+
+def test_function_level_imports_are_counted(tmp_path: Path) -> None:
+    """A function-level import is an edge and is counted; one under
+    ``TYPE_CHECKING`` is not an edge; relative imports resolve."""
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "a.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from pkg import b\n"
+        "if TYPE_CHECKING:\n    from pkg.sub import c\n"
+    )
+    (package / "b.py").write_text("def f():\n    from .sub.c import name\n    return name\n")
+    (package / "sub" / "c.py").write_text("import os\n\nname = os.sep\n")
+    edges, in_functions = import_graph(package)
+    assert edges["pkg.a"] == {"pkg.b"}
+    assert edges["pkg.b"] == {"pkg.sub.c"}
+    assert edges["pkg.sub.c"] == set()
+    assert in_functions == [("pkg.b", "pkg.sub.c", 2)]
+    assert circles(edges) == []
+    (package / "sub" / "c.py").write_text("from .. import a\n")  # the module pkg.a
+    assert circles(import_graph(package)[0]) == [{"pkg.a", "pkg.b", "pkg.sub.c"}]
