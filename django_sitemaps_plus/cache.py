@@ -32,11 +32,14 @@ How it works (docs/caching.md):
 - **Warm costs no query.** One ``get_many`` reads the tokens and the
   metadata; a conditional request that matches is answered from them alone
   (a 304), a full one fetches the chunks in a second round trip.
-- **One render per cold file.** The first request takes the render lock
-  (``locks.Lock``: ``cache.add``, expiring after ``CACHE_LOCK_TIMEOUT``
-  seconds, so a holder that dies frees it); other requests wait up to
-  ``CACHE_LOCK_WAIT`` seconds for its result, then render themselves rather
-  than fail.
+- **One render per file at a time.** The first request takes the file's
+  render lock (``locks.Lock``: ``cache.add``, one per file across versions,
+  expiring after ``CACHE_LOCK_TIMEOUT`` seconds, so a holder that dies frees
+  it). Meanwhile the others serve the version the cache holds when it is
+  out of date by at most ``CACHE_STALE_SECONDS`` (``Entry.may_stand_in``:
+  stale while another process refreshes), else wait up to
+  ``CACHE_LOCK_WAIT`` seconds for the holder's result, then render
+  themselves rather than fail.
 - **A cache that is down** never breaks a sitemap: every cache call goes
   through one circuit breaker (``quiet``), so a request fails one call at
   most and the process then leaves the cache alone for a few seconds; the
@@ -295,18 +298,26 @@ class Lookup:
     """Where one file's current version lives in the cache, and what was found."""
 
     meta_key: str  # the file's metadata, across versions
-    body_key: str  # prefix of this version's chunks and lock
     stamp: str  # the version tokens of the file's sections, hashed
-    entry: Entry | None  # the metadata, when it is of this version
-    #: The body's chunks, read with the block tokens (a scoped file)...
+    held: Entry | None  # the metadata found, of whatever version
+    #: ``time.time()`` before the version tokens were read.
+    as_of: float
+    #: The held entry's chunks, read with the block tokens (a scoped file)...
     prefetched: dict[str, Any] | None = None
-    #: ...as the answer to the request that ``entry`` gives said.
+    #: ...as the answer to the request that ``held`` gives said.
     answer: _Answer | None = None
 
     @property
+    def body_key(self) -> str:
+        """The prefix of this version's chunks."""
+        return _body_key(self.meta_key, self.stamp)
+
+    @property
     def lock_key(self) -> str:
-        """The key of this version's render lock."""
-        return f"{self.body_key}:lock"
+        """The key of the file's render lock: one for all its versions, so
+        a file changing faster than it renders is rendered by one process
+        at a time (the others serve the version held, ``Entry.may_stand_in``)."""
+        return f"{self.meta_key}:lock"
 
 
 def _lookup_keys(site: SiteContext, request: HttpRequest, source: Source) -> tuple[str, list[str]]:
@@ -325,13 +336,16 @@ def _body_key(meta_key: str, stamp: str) -> str:
 
 
 def _lookup_of(
-    meta_key: str, names: list[str], versions: list[str], meta: Any, extra: str = ""
+    meta_key: str,
+    names: list[str],
+    versions: list[str],
+    meta: Any,
+    as_of: float,
+    extra: str = "",
 ) -> Lookup:
     stamp_text = "\n".join([*(f"{n}={v}" for n, v in zip(names, versions)), extra])
     stamp = hashlib.sha256(stamp_text.encode()).hexdigest()[:32]
-    entry = Entry.from_cache(meta)
-    current = entry if entry is not None and entry.is_current(stamp) else None
-    return Lookup(meta_key, _body_key(meta_key, stamp), stamp, current)
+    return Lookup(meta_key, stamp, Entry.from_cache(meta), as_of)
 
 
 def _lookup(cache: BaseCache, site: SiteContext, request: HttpRequest, source: Source) -> Lookup:
@@ -340,13 +354,14 @@ def _lookup(cache: BaseCache, site: SiteContext, request: HttpRequest, source: S
     meta_key, names = _lookup_keys(site, request, source)
     scope = source.scope
     keys = [*(_version_key(n) for n in names), meta_key]
+    as_of = time.time()
     found: dict[str, Any] = quiet.call(
         cache, "get_many", keys if scope is None else [*keys, scope.layout_key]
     )
     versions = _versions(cache, names, found)
     if scope is None:
-        return _lookup_of(meta_key, names, versions, found.get(meta_key))
-    return _scoped_lookup(cache, request, scope, meta_key, names, versions, found)
+        return _lookup_of(meta_key, names, versions, found.get(meta_key), as_of)
+    return _scoped_lookup(cache, request, scope, meta_key, names, versions, found, as_of)
 
 
 def _scoped_lookup(
@@ -357,13 +372,15 @@ def _scoped_lookup(
     names: list[str],
     versions: list[str],
     found: dict[str, Any],
+    as_of: float,
 ) -> Lookup:
     """A model section file's lookup, after the first round trip: its key
     range from the kept layout (computed when none is kept), then its
     blocks' tokens read together with the body of the entry the first trip
     found (when the request needs it): a warm file costs two round trips,
     as an unscoped one does, and a 304 one more than an unscoped one (the
-    first request after a change reads the old body, and drops it)."""
+    first request after a change reads the old body: served while another
+    process renders the new one, else dropped)."""
     span = scope.span_of(found.get(scope.layout_key))
     if span is None:
         span = scope.compute()
@@ -372,19 +389,22 @@ def _scoped_lookup(
     answer = None if held is None else _answer(request, held)
     chunk_keys: list[str] = []
     if held is not None and answer is not None and answer.needs_body:
-        chunk_keys = _chunk_keys(_body_key(meta_key, held.stamp), held)
+        chunk_keys = _chunk_keys(meta_key, held)
     read: dict[str, Any] = quiet.call(
         cache, "get_many", [*(_version_key(n) for n in blocks), *chunk_keys]
     )
     block_versions = _versions(cache, blocks, read)
-    extra = f"{scope.signature}\n{span}"
     where = _lookup_of(
-        meta_key, [*names, *blocks], [*versions, *block_versions], found.get(meta_key), extra
+        meta_key,
+        [*names, *blocks],
+        [*versions, *block_versions],
+        found.get(meta_key),
+        as_of,
+        f"{scope.signature}\n{span}",
     )
-    if where.entry is not None:
-        where.answer = answer
-        if chunk_keys:
-            where.prefetched = {key: read[key] for key in chunk_keys if key in read}
+    where.answer = answer
+    if chunk_keys:
+        where.prefetched = {key: read[key] for key in chunk_keys if key in read}
     return where
 
 
@@ -455,10 +475,30 @@ class Entry:
     expires: float | None = None
     #: The render that stored the chunks (part of their keys).
     render: str = ""
+    #: ``time.time()`` when the version tokens it was rendered under were
+    #: read, before any of its rows: it shows every change made earlier.
+    as_of: float | None = None
 
     def is_current(self, stamp: str) -> bool:
         """Of this version of the sections, and not past its maximum age."""
-        return self.stamp == stamp and (self.expires is None or self.expires > time.time())
+        return self.stamp == stamp and not self.expired()
+
+    def expired(self) -> bool:
+        """Past its maximum age (``CACHE_TIMEOUT``, a news window's end)."""
+        return self.expires is not None and self.expires <= time.time()
+
+    def may_stand_in(self) -> bool:
+        """Whether it may be served, out of date, while another process
+        renders the current version: every change it does not show was
+        made after ``as_of``, less than ``CACHE_STALE_SECONDS`` ago
+        (docs/caching.md says why not from the change itself)."""
+        bound = conf.CACHE_STALE_SECONDS
+        return (
+            bound > 0
+            and self.as_of is not None
+            and time.time() - self.as_of <= bound
+            and not self.expired()
+        )
 
     @classmethod
     def from_cache(cls, value: Any) -> Entry | None:
@@ -655,6 +695,7 @@ class _Render:
             self.where.stamp,
             expires,
             self.render_id,
+            self.where.as_of,
         )
 
     def whole(self) -> tuple[Entry, bytes]:
@@ -664,7 +705,9 @@ class _Render:
         return self.entry, data
 
 
-def _chunk_keys(body_key: str, entry: Entry) -> list[str]:
+def _chunk_keys(meta_key: str, entry: Entry) -> list[str]:
+    """The keys of the body of the file ``meta_key``'s version ``entry``."""
+    body_key = _body_key(meta_key, entry.stamp)
     prefix = f"{body_key}:{entry.render}" if entry.render else body_key
     return [f"{prefix}:{i}" for i in range(entry.chunks)]
 
@@ -676,9 +719,9 @@ def _joined(keys: list[str], found: dict[str, Any]) -> bytes | None:
 
 
 def _cached_body(
-    cache: BaseCache, body_key: str, entry: Entry, prefetched: dict[str, Any] | None = None
+    cache: BaseCache, meta_key: str, entry: Entry, prefetched: dict[str, Any] | None = None
 ) -> bytes | None:
-    keys = _chunk_keys(body_key, entry)
+    keys = _chunk_keys(meta_key, entry)
     if prefetched is not None:
         return _joined(keys, prefetched)
     return _joined(keys, quiet.call(cache, "get_many", keys))
@@ -794,13 +837,6 @@ def _entry_response(
     return finish(response, entry.last_modified)
 
 
-def _stored_response(
-    request: HttpRequest, source: Source, stored: tuple[Entry, bytes]
-) -> HttpResponseBase:
-    entry, data = stored
-    return _entry_response(request, entry, source.content_type, _answer(request, entry), data)
-
-
 def streaming_response(
     request: HttpRequest, chunks: Iterator[bytes], content_type: str
 ) -> StreamingHttpResponse:
@@ -903,11 +939,6 @@ def _fingerprint(source: Source) -> str | None:
     return hashlib.sha256(repr(source.fingerprint()).encode()).hexdigest()[:32]
 
 
-def _usable(where: Lookup, fingerprint: str | None) -> Entry | None:
-    hit = where.entry
-    return hit if hit is not None and hit.fingerprint == fingerprint else None
-
-
 def _uncached(
     request: HttpRequest, site: SiteContext, source: Source, error: Exception
 ) -> HttpResponseBase:
@@ -973,46 +1004,55 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
         return _uncached(request, site, source, error)
 
     fingerprint = _fingerprint(source)
-    hit = _usable(where, fingerprint)
-    if hit is not None:
-        try:
-            answer = where.answer or _answer(request, hit)
-            data = (
-                _cached_body(cache, where.body_key, hit, where.prefetched)
-                if answer.needs_body
-                else b""
-            )
-        except quiet.CacheDown:
-            data = None  # logged by the breaker when it opened
-        if data is not None:
-            return _entry_response(request, hit, source.content_type, answer, data)
-
-    # A miss. The render lock comes before any query: while one request
-    # renders, the others wait for its file and cost the database nothing (a
-    # stampede of cold requests is one render's queries, index included).
+    held = where.held
+    current = _is_current(held, where, fingerprint)
     lock = locks.Lock(cache, where.lock_key, conf.CACHE_LOCK_TIMEOUT)
+    locked = False
     try:
-        locked = lock.take()
-    except quiet.CacheDown as error:
-        return _uncached(request, site, source, error)
-    try:
-        if locked:
-            # The lock may be free because a holder just stored the file and
-            # released it after this request's lookup missed: serve that file.
-            try:
-                stored = _stored(cache, where, fingerprint)
-            except quiet.CacheDown:
-                stored = None
-        else:
-            # The holder gave up (a 404, an error) or is slow: None, answer here.
-            stored = _wait_for_entry(lock, where, fingerprint)
-        if stored is not None:
-            return _stored_response(request, source, stored)
+        try:
+            if current and (hit := _held_response(request, source, cache, where)) is not None:
+                return hit
+            # A miss. The render lock comes before any query: while one
+            # request renders, the others serve the version held (when recent
+            # enough) or wait for the new one, and cost the database nothing
+            # (a stampede of cold requests is one render's queries).
+            locked = lock.take()
+            response = None
+            if locked:
+                # The lock may be free because a holder just stored the file
+                # and released it after this request's lookup missed.
+                response = _stored(request, source, cache, where, fingerprint)
+            elif not current and held is not None and held.may_stand_in():
+                # Stale while another process refreshes: at once, no query.
+                response = _held_response(request, source, cache, where)
+            if response is None and not locked:
+                locked, response = _wait_for_entry(request, source, lock, where, fingerprint)
+        except quiet.CacheDown as error:
+            return _uncached(request, site, source, error)
+        # Rendered here when this request holds the lock (the holder gave up:
+        # a 404, an error), or waited CACHE_LOCK_WAIT for a slow holder.
+        if response is not None:
+            return response
         return _render(request, source, cache, where, fingerprint, locked)
     finally:
         # Every exit: a stored file, a 404, an error, a render that failed.
         if locked:
             lock.release()
+
+
+def _held_response(
+    request: HttpRequest, source: Source, cache: BaseCache, where: Lookup
+) -> HttpResponseBase | None:
+    """The response from the entry the lookup found (current, or standing
+    in for it): its own ETag, Last-Modified and body, so a 304 confirms
+    the version sent. None when its body is gone (evicted)."""
+    held = where.held
+    assert held is not None
+    answer = where.answer or _answer(request, held)
+    data = _cached_body(cache, where.meta_key, held, where.prefetched) if answer.needs_body else b""
+    if data is None:
+        return None
+    return _entry_response(request, held, source.content_type, answer, data)
 
 
 _CONDITIONAL_HEADERS = (
@@ -1058,27 +1098,44 @@ def _render(
             request.path,
             conf.CACHE_LOCK_WAIT,
         )
-    return _stored_response(request, source, _Render(cache, where, prepared, fingerprint).whole())
+    entry, data = _Render(cache, where, prepared, fingerprint).whole()
+    return _entry_response(request, entry, source.content_type, _answer(request, entry), data)
 
 
-def _current(entry: Entry | None, where: Lookup, fingerprint: str | None) -> Entry | None:
-    if entry is None or not entry.is_current(where.stamp) or entry.fingerprint != fingerprint:
+def _is_current(entry: Entry | None, where: Lookup, fingerprint: str | None) -> bool:
+    return entry is not None and entry.is_current(where.stamp) and entry.fingerprint == fingerprint
+
+
+def _stored(
+    request: HttpRequest,
+    source: Source,
+    cache: BaseCache,
+    where: Lookup,
+    fingerprint: str | None,
+    *,
+    stand_in: bool = False,
+) -> HttpResponseBase | None:
+    """The response from the file's entry as the cache holds it now, when
+    current (or, ``stand_in``, recent enough to stand in for the current one)."""
+    entry = Entry.from_cache(quiet.call(cache, "get", where.meta_key))
+    if entry is None or not (
+        _is_current(entry, where, fingerprint) or (stand_in and entry.may_stand_in())
+    ):
         return None
-    return entry
-
-
-def _stored(cache: BaseCache, where: Lookup, fingerprint: str | None) -> tuple[Entry, bytes] | None:
-    """The file's current entry and body, when the cache holds them now."""
-    entry = _current(Entry.from_cache(quiet.call(cache, "get", where.meta_key)), where, fingerprint)
-    if entry is None:
-        return None
-    data = _cached_body(cache, where.body_key, entry)
-    return None if data is None else (entry, data)
+    return _held_response(
+        request, source, cache, replace(where, held=entry, answer=None, prefetched=None)
+    )
 
 
 def _wait_for_entry(
-    lock: locks.Lock, where: Lookup, fingerprint: str | None
-) -> tuple[Entry, bytes] | None:
-    """Poll for the entry another request is rendering (``Lock.wait``: the
-    holder stores the metadata before it releases the lock)."""
-    return lock.wait(partial(_stored, lock.cache, where, fingerprint))
+    request: HttpRequest, source: Source, lock: locks.Lock, where: Lookup, fingerprint: str | None
+) -> tuple[bool, HttpResponseBase | None]:
+    """Poll for the entry another request is rendering (the holder stores
+    the metadata before it releases the lock), and take the lock when the
+    holder gives up (``Lock.wait_or_take``): whether this request took it,
+    and the response from the entry found. The holder's entry, made from
+    rows read after this request's lookup, is recent enough to serve even
+    when a save made it out of date meanwhile, unless ``CACHE_STALE_SECONDS``
+    is 0."""
+    ready = partial(_stored, request, source, lock.cache, where, fingerprint, stand_in=True)
+    return lock.wait_or_take(ready)

@@ -191,7 +191,7 @@ def _is_number(value: Any, *, minimum: float, integer: bool = False) -> bool:
 def check_serving_settings(
     app_configs: Sequence[Any] | None = None, **kwargs: Any
 ) -> list[CheckMessage]:
-    """Cached serving, static builds and IndexNow settings (E011-E015, E018-E022)."""
+    """Cached serving, static builds and IndexNow settings (E011-E015, E018-E022, E024)."""
     from django.conf import settings
 
     errors: list[CheckMessage] = []
@@ -238,6 +238,17 @@ def check_serving_settings(
                     id=f"{ID}.E012",
                 )
             )
+    stale = get("CACHE_STALE_SECONDS")
+    if not _is_number(stale, minimum=0):
+        errors.append(
+            Error(
+                f"SITEMAPS_PLUS['CACHE_STALE_SECONDS'] = {stale!r} must be a number of seconds, "
+                "0 or more.",
+                hint="How long after a change a file's previous version may still be served "
+                "while another process renders the new one; 0 never serves it.",
+                id=f"{ID}.E024",
+            )
+        )
     control = get("CACHE_CONTROL")
     if control is not None and not isinstance(control, str):
         errors.append(

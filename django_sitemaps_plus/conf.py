@@ -63,6 +63,11 @@ DEFAULTS: dict[str, Any] = {
     # Seconds a request waits for another process's render before rendering
     # itself.
     "CACHE_LOCK_WAIT": 15.0,
+    # Seconds after a change that a file's previous version may still be
+    # served, at once, while another process renders the new one; 0: never
+    # (requests wait for the render, up to CACHE_LOCK_WAIT). 300 outlasts a
+    # render holder that died (its lock expires after CACHE_LOCK_TIMEOUT).
+    "CACHE_STALE_SECONDS": 300,
     # Seconds a process that saw the cache fail leaves it alone (its requests
     # render without it, one at a time per file) before trying it again; 0:
     # try it on every call.
@@ -195,6 +200,10 @@ class Settings:
     @property
     def CACHE_LOCK_WAIT(self) -> float:
         return float(self.get("CACHE_LOCK_WAIT"))
+
+    @property
+    def CACHE_STALE_SECONDS(self) -> float:
+        return float(self.get("CACHE_STALE_SECONDS"))
 
     @property
     def CACHE_BREAKER_SECONDS(self) -> float:

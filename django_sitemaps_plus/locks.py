@@ -6,8 +6,9 @@ an IndexNow submission run (``indexnow``). ``take`` is ``cache.add`` (one
 process wins; the key expires after ``timeout`` seconds, so a holder that
 dies frees it), ``release`` deletes the key only while it still holds this
 lock's token (never one that expired and was taken again), ``renew`` pushes
-the expiry back, ``wait`` polls until the holder is gone or has left what the
-waiter wants, up to ``CACHE_LOCK_WAIT``.
+the expiry back, ``wait`` polls until the holder is gone, ``wait_or_take``
+until it has left what the waiter wants or the lock is free to take, up to
+``CACHE_LOCK_WAIT``.
 
 Every call goes through the breaker (``quiet``): while the cache is down, no
 lock is taken in it, and ``LocalLock`` serialises a process's renders of one
@@ -78,27 +79,36 @@ class Lock:
         """Expire ``timeout`` seconds from now (raises ``quiet.CacheDown``)."""
         quiet.call(self.cache, "touch", self.key, self.timeout)
 
-    def wait(
-        self, ready: Callable[[], T | None] = lambda: None, delays: Iterator[float] | None = None
-    ) -> T | None:
-        """Poll, between ``delays`` (``poll_delays()``), until ``ready()``
-        returns something or the lock is free; None when the holder gave up
-        (or died and its lock expired), when the wait ran out, or when the
-        cache failed. The lock is read before ``ready()``: a holder leaves
-        what it made before it releases, so a lock found free and nothing
-        ready means it gave up (read the other way round, a holder finishing
-        between the two reads would look like one that died). Without
-        ``ready``, it waits for the release alone."""
-        for delay in poll_delays() if delays is None else delays:
+    def wait(self) -> None:
+        """Poll, between ``poll_delays()``, until the lock is free; a cache
+        failure ends the wait too."""
+        for delay in poll_delays():
             time.sleep(delay)
             try:
-                held = self.held()
-                found = ready()
+                if not self.held():
+                    return
             except quiet.CacheDown:
-                return None
-            if found is not None or not held:
-                return found
-        return None
+                return
+
+    def wait_or_take(self, ready: Callable[[], T | None]) -> tuple[bool, T | None]:
+        """Poll, between ``poll_delays()``, for what the holder leaves:
+        ``(False, found)`` once ``ready()`` returns something; ``(True,
+        None)`` when the holder released the lock leaving nothing ``ready``
+        accepts (it gave up, or died and its lock expired) and this holder
+        took it; ``(False, None)`` when ``CACHE_LOCK_WAIT`` ran out. The lock
+        is read before ``ready()``: a holder leaves what it made before it
+        releases, so a lock found free and nothing ready means it gave up
+        (read the other way round, a holder finishing between the two reads
+        would look like one that gave up). Raises ``quiet.CacheDown``."""
+        for delay in poll_delays():
+            time.sleep(delay)
+            held = self.held()
+            found = ready()
+            if found is not None:
+                return False, found
+            if not held and self.take():
+                return True, None
+        return False, None
 
 
 # While the cache is down ----------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 from django.test import TestCase, TransactionTestCase
 
 from django_sitemaps_plus import cache as sitemap_cache
+from django_sitemaps_plus import locks
 from django_sitemaps_plus.registry import SitemapRegistry, site
 
 
@@ -87,6 +88,22 @@ def _no_unread_bodies() -> Iterator[None]:
     """Tests without a database close theirs too (a stored file's handle)."""
     yield
     close_unread_bodies()
+
+
+@pytest.fixture
+def polls(monkeypatch) -> list[float]:
+    """The pauses of every request that waits for a lock's holder (none: no
+    request waited)."""
+    seen: list[float] = []
+    real = locks.poll_delays
+
+    def delays() -> Iterator[float]:
+        for delay in real():
+            seen.append(delay)
+            yield delay
+
+    monkeypatch.setattr(locks, "poll_delays", delays)
+    return seen
 
 
 @pytest.fixture

@@ -34,7 +34,7 @@ from django.utils.http import http_date
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus import register
 from tests.testapp.models import Article
-from tests.utils import articles, at, free_port, wait_for_port
+from tests.utils import articles, at, cache_lookup, free_port, wait_for_port
 
 pytestmark = pytest.mark.django_db
 
@@ -480,19 +480,8 @@ def large(registry, settings):
 
 def cache_state(path: str = LARGE) -> tuple[bool, bool]:
     """Whether the file's entry is stored, and whether its render lock is held."""
-    where = _where(path)
-    return where.entry is not None, sitemap_cache.get_cache().get(where.lock_key) is not None
-
-
-def _where(path: str = LARGE) -> sitemap_cache.Lookup:
-    """Where the view keeps the file at ``path`` (described as the view does)."""
-    from django.test import RequestFactory
-    from django.urls import resolve
-
-    request = RequestFactory().get(path)
-    match = resolve(path)
-    site, source, _ = match.func.__wrapped__(request, *match.args, **match.kwargs)
-    return sitemap_cache._lookup(sitemap_cache.get_cache(), site, request, source)
+    where = cache_lookup(path)
+    return where.held is not None, sitemap_cache.get_cache().get(where.lock_key) is not None
 
 
 @contextmanager
@@ -666,7 +655,7 @@ def test_a_client_that_left_while_waiting_for_another_render_leaves_its_lock(
 
     settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "CACHE_LOCK_WAIT": 0.3}
     cache = sitemap_cache.get_cache()
-    lock_key = _where().lock_key
+    lock_key = cache_lookup(LARGE).lock_key
     cache.set(lock_key, "another request's token", 60)
     polling = threading.Event()
     real_delays = locks.poll_delays

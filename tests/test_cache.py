@@ -22,7 +22,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django.utils.http import http_date
 
-from django_sitemaps_plus import ModelSection, Section, locks, register
+from django_sitemaps_plus import ModelSection, Section, register
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.location import SiteContext
 from django_sitemaps_plus.signals import sitemaps_invalidated
@@ -68,8 +68,8 @@ def _chunk_keys(cache) -> list[str]:
     request = RequestFactory().get("/sitemap-counted-1.xml")
     source = Source([site.get("counted")], "application/xml; charset=utf-8", lambda: None)
     where = sitemap_cache._lookup(cache, SiteContext("https://example.com"), request, source)
-    assert where.entry is not None
-    return sitemap_cache._chunk_keys(where.body_key, where.entry)
+    assert where.held is not None
+    return sitemap_cache._chunk_keys(where.meta_key, where.held)
 
 
 def _stored_entry(path: str) -> sitemap_cache.Entry:
@@ -912,7 +912,9 @@ class TestLocking:
         assert counted.renders == 1
         assert bodies[0] == bodies[1] and b"/about/" in bodies[0]
 
-    def test_dead_lock_holder_costs_a_bounded_wait(self, settings, counted, monkeypatch, caplog):
+    def test_dead_lock_holder_costs_a_bounded_wait(
+        self, settings, counted, monkeypatch, caplog, polls
+    ):
         settings.SITEMAPS_PLUS = {**CACHED, "CACHE_LOCK_WAIT": 0.3}
         request_path = "/sitemap-counted-1.xml"
         original = sitemap_cache._lookup
@@ -922,20 +924,11 @@ class TestLocking:
             where = original(cache, site, request, source)
             if not held:
                 # A process took the lock and died without releasing it.
-                cache.add(f"{where.body_key}:lock", "dead", timeout=60)
-                held.append(where.body_key)
+                cache.add(where.lock_key, "dead", timeout=60)
+                held.append(where.lock_key)
             return where
 
         monkeypatch.setattr(sitemap_cache, "_lookup", lookup)
-        polls: list[float] = []
-        real_delays = locks.poll_delays
-
-        def delays() -> Iterator[float]:
-            for delay in real_delays():
-                polls.append(delay)
-                yield delay
-
-        monkeypatch.setattr(locks, "poll_delays", delays)
         response = Client().get(request_path)
         assert response.status_code == 200
         # It waited (polled) for the dead holder, gave up once CACHE_LOCK_WAIT

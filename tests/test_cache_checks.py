@@ -1,4 +1,5 @@
-"""System checks of the serving settings: one test per id (E011-E015, E018-E022, W003, W007)."""
+"""System checks of the serving settings: one test per id (E011-E015, E018-E022, E024,
+W003, W007)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,20 @@ def test_e011_unknown_cache_alias_with_the_cache_off_and_measured_sections(setti
 def test_e012_bad_numbers(settings, override):
     settings.SITEMAPS_PLUS = {**BASE, **override}
     assert ids(check_serving_settings()) == ["sitemaps_plus.E012"]
+
+
+@pytest.mark.parametrize("stale", [-1, None, "300", True])
+def test_e024_bad_stale_seconds(settings, stale):
+    settings.SITEMAPS_PLUS = {**BASE, "CACHE_STALE_SECONDS": stale}
+    (message,) = check_serving_settings()
+    assert message.id == "sitemaps_plus.E024"
+    assert "CACHE_STALE_SECONDS" in message.msg
+
+
+@pytest.mark.parametrize("stale", [0, 2.5, 3600])
+def test_e024_accepts_zero_and_any_number_of_seconds(settings, stale):
+    settings.SITEMAPS_PLUS = {**BASE, "CACHE_STALE_SECONDS": stale}
+    assert check_serving_settings() == []
 
 
 def test_e018_cache_control_not_a_string(settings):

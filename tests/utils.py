@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.test import Client
+from django.test import Client, RequestFactory
+from django.urls import resolve
 from lxml import etree
 
+from django_sitemaps_plus import cache as sitemap_cache
 from tests.testapp.models import Article
 
 NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
@@ -123,6 +125,15 @@ def fetch(url: str, client: Client | None = None, **headers: Any) -> tuple[Any, 
     else:
         body = response.content
     return response, body
+
+
+def cache_lookup(path: str) -> sitemap_cache.Lookup:
+    """Where the view keeps the file at ``path`` in the sitemap cache,
+    described as the view does: its keys, its lock, the entry held."""
+    request = RequestFactory().get(path)
+    match = resolve(path)
+    site, source, _ = match.func.__wrapped__(request, *match.args, **match.kwargs)
+    return sitemap_cache._lookup(sitemap_cache.get_cache(), site, request, source)
 
 
 def url_entries(body: bytes) -> dict[str, dict[str, Any]]:
