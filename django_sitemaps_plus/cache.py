@@ -34,12 +34,12 @@ How it works (docs/caching.md):
   (a 304), a full one fetches the chunks in a second round trip.
 - **One render per file at a time.** The first request takes the file's
   render lock (``locks.Lock``: ``cache.add``, one per file across versions,
-  expiring after ``CACHE_LOCK_TIMEOUT`` seconds, so a holder that dies frees
-  it). Meanwhile the others serve the version the cache holds when it is
-  out of date by at most ``CACHE_STALE_SECONDS`` (``Entry.may_stand_in``:
-  stale while another process refreshes), else wait up to
-  ``CACHE_LOCK_WAIT`` seconds for the holder's result, then render
-  themselves rather than fail.
+  per version without stale serving; expiring after ``CACHE_LOCK_TIMEOUT``
+  seconds, so a holder that dies frees it). Meanwhile the others serve the
+  version the cache holds when it is out of date by at most
+  ``CACHE_STALE_SECONDS`` (``Entry.may_stand_in``: stale while another
+  process refreshes), else wait up to ``CACHE_LOCK_WAIT`` seconds for the
+  holder's result, then render themselves rather than fail.
 - **A cache that is down** never breaks a sitemap: every cache call goes
   through one circuit breaker (``quiet``), so a request fails one call at
   most and the process then leaves the cache alone for a few seconds; the
@@ -314,10 +314,13 @@ class Lookup:
 
     @property
     def lock_key(self) -> str:
-        """The key of the file's render lock: one for all its versions, so
-        a file changing faster than it renders is rendered by one process
-        at a time (the others serve the version held, ``Entry.may_stand_in``)."""
-        return f"{self.meta_key}:lock"
+        """The key of the file's render lock. While a previous version may
+        stand in (``CACHE_STALE_SECONDS``), one for all the file's versions:
+        a file changing faster than it renders is rendered by one process at
+        a time, the others serve what the cache holds. Without, one per
+        version, as before: a waiter is served only the version it asked for."""
+        key = self.meta_key if conf.CACHE_STALE_SECONDS > 0 else self.body_key
+        return f"{key}:lock"
 
 
 def _lookup_keys(site: SiteContext, request: HttpRequest, source: Source) -> tuple[str, list[str]]:

@@ -228,12 +228,13 @@ def _change(pages: type[Pages]) -> None:
 def rendering_in_a_thread(pages: type[Pages], until: threading.Event) -> Iterator[list[Any]]:
     """A thread requests the pages file and holds its render (and the render
     lock) until ``until`` is set; its response and body land in the list
-    yielded once the block has ended."""
+    yielded once the block has ended. Renders of other threads go on."""
     rendering = threading.Event()
 
     def hold() -> None:
-        rendering.set()
-        assert until.wait(10)
+        if threading.current_thread() is holder:
+            rendering.set()
+            assert until.wait(10)
 
     pages.hold = staticmethod(hold)
     rendered: list[Any] = []
@@ -266,13 +267,13 @@ def test_the_lock_holders_render_replaces_the_previous_version(pages, polls):
 
 
 @pytest.mark.parametrize("stale_seconds", [300, 0])
-def test_a_cold_request_waiting_for_an_older_render(
-    pages, settings, monkeypatch, caplog, stale_seconds
+def test_a_cold_request_during_the_render_of_an_older_version(
+    pages, settings, monkeypatch, stale_seconds
 ):
-    """A request finds no entry and the lock held by a render of the version
-    before a change. It waits; the holder stores its version and releases
-    the lock. Within the bound that version is served (younger than the
-    bound); with 0 the waiter takes the lock and renders the current one."""
+    """A request finds no entry while a render of the version before a change
+    runs. With stale seconds, the file has one render lock: the request
+    waits, and is served the holder's version (younger than the bound). With
+    0, a lock per version, as before: it renders the current one itself."""
     settings.SITEMAPS_PLUS = {**CACHED, "CACHE_STALE_SECONDS": stale_seconds}
     waiting = threading.Event()
     real_wait = sitemap_cache._wait_for_entry
@@ -285,12 +286,42 @@ def test_a_cold_request_waiting_for_an_older_render(
     with rendering_in_a_thread(pages, waiting) as rendered:
         _change(pages)
         response, body = fetch(PAGES)
+        waited = waiting.is_set()
     ((_, first_body),) = rendered
     assert response["ETag"] == etag_of(body)
+    assert waited == bool(stale_seconds)
     if stale_seconds:
         assert body == first_body and pages.renders == 1
     else:
         assert locs(body) == ["https://example.com/a/", "https://example.com/b/"]
         assert pages.renders == 2
-    # It took the lock the holder released: it never rendered beside it.
+
+
+@pytest.mark.parametrize("stale_seconds", [300, 0])
+def test_a_waiter_takes_the_lock_a_holder_gave_up(
+    pages, settings, monkeypatch, caplog, stale_seconds
+):
+    """The holder releases the lock without storing anything (a 404, an
+    error): a waiter takes the lock and renders under it, never beside
+    the next holder."""
+    settings.SITEMAPS_PLUS = {**CACHED, "CACHE_STALE_SECONDS": stale_seconds}
+    cache = sitemap_cache.get_cache()
+    key = cache_lookup(PAGES).lock_key
+    holder = locks.Lock(cache, key, 60)
+    assert holder.take()
+    real = locks.poll_delays
+
+    def delays() -> Iterator[float]:
+        for delay in real():
+            holder.release()  # it gave up while this request waited
+            yield delay
+
+    monkeypatch.setattr(locks, "poll_delays", delays)
+    held_by: list[object] = []
+    pages.hold = staticmethod(lambda: held_by.append(cache.get(key)))
+    response, body = fetch(PAGES)
+    assert response.status_code == 200 and locs(body) == ["https://example.com/a/"]
+    (token,) = held_by
+    assert token is not None and token != holder.token  # the waiter's own
     assert "holds the render lock" not in caplog.text
+    assert cache.get(key) is None  # and released
