@@ -22,12 +22,12 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django.utils.http import http_date
 
-from django_sitemaps_plus import ModelSection, Section, register
+from django_sitemaps_plus import ModelSection, Section, locks, register
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.location import SiteContext
 from django_sitemaps_plus.signals import sitemaps_invalidated
 from tests.testapp.models import Article, Comment, Tag
-from tests.utils import articles, at, fetch, locs
+from tests.utils import articles, at, cache_lookup, fetch, locs
 
 pytestmark = [pytest.mark.cache, pytest.mark.django_db]
 
@@ -788,6 +788,15 @@ def test_round_trips_are_those_docs_caching_md_gives(cached, counted, monkeypatc
     assert trips("get") == ["get_many", "get_many"]
     assert trips("get", HTTP_IF_NONE_MATCH=etag) == ["get_many"]
     assert trips("head") == ["get_many"]
+    # Stale while refresh: another process holds the lock to render the new
+    # version; the previous one is served (its body read when it is sent).
+    sitemap_cache.invalidate("counted")
+    elsewhere = locks.Lock(cache.real, cache_lookup("/sitemap-counted-1.xml").lock_key, 60)
+    assert elsewhere.take()
+    assert trips("get") == ["get_many", "add", "get_many"]
+    assert trips("get", HTTP_IF_NONE_MATCH=etag) == ["get_many", "add"]
+    assert trips("head") == ["get_many", "add"]
+    elsewhere.release()
     assert counted.renders == 2
 
 
