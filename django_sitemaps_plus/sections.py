@@ -66,7 +66,7 @@ from django_sitemaps_plus.reads import (
 from django_sitemaps_plus.render import EntryWriter, Row
 
 if TYPE_CHECKING:
-    from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
+    pass
 
 logger = logging.getLogger("django_sitemaps_plus")
 
@@ -1061,21 +1061,9 @@ class ModelSection(Section):
         super()._drop(item, why)
 
 
-def __getattr__(name: str) -> Any:
-    # ContribSection lives with the adapter for contrib sitemaps, which builds on
-    # Section: imported when first asked for, so neither module imports the other
-    # while it is being made.
-    if name == "ContribSection":
-        from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
-
-        return ContribSection
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = [
     "BATCH_ROWS",
     "FIRST_BATCH_ROWS",
-    "ContribSection",
     "LastmodCounts",
     "LastmodValue",
     "ModelSection",
