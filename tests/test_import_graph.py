@@ -18,9 +18,10 @@ import pytest
 PACKAGE = "django_sitemaps_plus"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 
-#: Function-level imports of the package's own modules today; the goal is
-#: 25 (optional integrations and ``ready()`` only).
-MOST_FUNCTION_LEVEL_IMPORTS = 98
+#: Function-level imports of the package's own modules today (each module an
+#: import statement loads, counted once); the goal is 25: ``ready()``, the
+#: package's lazy loader and the optional integrations only.
+MOST_FUNCTION_LEVEL_IMPORTS = 50
 
 
 def modules(root: Path = ROOT) -> dict[str, Path]:
@@ -83,7 +84,7 @@ def import_graph(root: Path = ROOT) -> tuple[dict[str, set[str]], list[tuple[str
                 if _is_type_checking(child):
                     continue
                 if isinstance(child, ast.Import | ast.ImportFrom):
-                    for target in _targets(module, child, pkg, known, package):
+                    for target in sorted(set(_targets(module, child, pkg, known, package))):
                         edges[module].add(target)
                         if in_function:
                             in_functions.append((module, target, child.lineno))
