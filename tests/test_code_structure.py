@@ -1,4 +1,4 @@
-"""The package's own import graph, read from the source with ``ast``.
+"""The package's structure, read from the source with ``ast``: its import graph and its private names.
 
 Module-level and function-level imports both count (an import inside a
 function that only dodges a circle is still a circle); imports under
@@ -180,3 +180,50 @@ def test_function_level_imports_are_counted(tmp_path: Path) -> None:
     assert circles(edges) == []
     (package / "sub" / "c.py").write_text("from .. import a\n")  # the module pkg.a
     assert circles(import_graph(package)[0]) == [{"pkg.a", "pkg.b", "pkg.sub.c"}]
+
+
+#: Private names one module still uses of another's (issue 23: none).
+KNOWN_PRIVATE_USES = {"_compute_layout", "_check_integer_pk"}
+#: Django's own private API the package uses on purpose.
+DJANGO_PRIVATE = {"_meta", "_default_manager", "_base_manager", "_current_app"}
+
+
+def private_uses(root: Path = ROOT) -> list[tuple[str, int, str]]:
+    """(module, line, name) of each use of a private name (``_x``, not
+    ``__x__``) that another module of the package defines and this one
+    does not: an attribute not on ``self``/``cls``, or an imported name."""
+    defined: dict[str, set[str]] = {}
+    used: list[tuple[str, int, str]] = []
+    for module, path in modules(root).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                defined.setdefault(node.name, set()).add(module)
+            elif (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                used.append((module, node.lineno, node.attr))
+            elif isinstance(node, ast.ImportFrom):
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                used += [(module, node.lineno, name) for name in private]
+    return [
+        (module, line, name)
+        for module, line, name in used
+        if name in defined and module not in defined[name] and name not in DJANGO_PRIVATE
+    ]
+
+
+def test_no_module_uses_another_modules_private_names() -> None:
+    found = [use for use in private_uses() if use[2] not in KNOWN_PRIVATE_USES]
+    assert not found, "\n".join(f"{m}:{line} uses {name}" for m, line, name in found)
+
+
+def test_private_uses_are_found(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("class A:\n    def _hook(self):\n        return self._hook\n")
+    (package / "b.py").write_text("from pkg.a import A\n\ndef f(a):\n    return a._hook()\n")
+    assert private_uses(package) == [("pkg.b", 4, "_hook")]
