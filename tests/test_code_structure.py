@@ -1,4 +1,4 @@
-"""The package's structure, read from the source with ``ast``: its import graph and its private names.
+"""The package's structure, read with ``ast``: its import graph and private names.
 
 Module-level and function-level imports both count (an import inside a
 function that only dodges a circle is still a circle); imports under
