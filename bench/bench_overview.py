@@ -41,7 +41,7 @@ def measure(repeat: int) -> list[tuple[str, float, int]]:
         name = section.get_name()
         cases.append((f"`{name}`: `index_pages()`", lambda s=section: s.index_pages(site)))
         cases.append((f"`{name}`: `lastmod_counts()`", lambda s=section: s.lastmod_counts(site)))
-    from django_sitemaps_plus.cache import get_cache
+    from django_sitemaps_plus.conf import get_cache
 
     def cold() -> Any:
         get_cache().clear()

@@ -15,7 +15,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, re_path, reverse
 from django.views.decorators.http import require_POST
 
-from django_sitemaps_plus import names, overview, site_validation
+from django_sitemaps_plus import indexnow, names, overview, site_validation
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.models import SitemapOverview
 from django_sitemaps_plus.urls import PageConverter, SectionConverter  # noqa: F401 (registers them)
@@ -92,7 +92,6 @@ class SitemapOverviewAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
-        from django_sitemaps_plus import indexnow
 
         if not self.has_view_permission(request):
             raise PermissionDenied

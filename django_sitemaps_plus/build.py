@@ -72,12 +72,14 @@ from typing import IO, Any, cast
 from django.core.files.storage import FileSystemStorage, Storage
 from django.urls import NoReverseMatch, reverse
 
-from django_sitemaps_plus import names, pagination, protocol, workers, xml
+from django_sitemaps_plus import layout, locks, names, pagination, protocol, quiet, workers, xml
 from django_sitemaps_plus.cache import Measured, gzip_chunks
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import SiteContext, site_context, to_uri
-from django_sitemaps_plus.sections import PageInfo
+from django_sitemaps_plus.registry import site as registry
+from django_sitemaps_plus.sections import ModelSection, PageInfo
+from django_sitemaps_plus.signals import sitemaps_built
 from django_sitemaps_plus.storage import (
     COPY_CHUNK,
     get_build_storage,
@@ -86,6 +88,7 @@ from django_sitemaps_plus.storage import (
     write_atomic,
     write_bytes,
 )
+from django_sitemaps_plus.stylesheet import XSL
 
 logger = logging.getLogger("django_sitemaps_plus")
 
@@ -136,7 +139,6 @@ def build_lock(storage: Storage, prefix: str) -> Iterator[Callable[[], None]]:
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
         return
-    from django_sitemaps_plus import locks, quiet
 
     key = f"sitemaps_plus:build:{_storage_identity(storage)}:{storage_name('', prefix)}"
     lock = locks.Lock(quiet.get_cache(), key, CACHE_LOCK_SECONDS)
@@ -315,7 +317,6 @@ class _Writer:
 def _stylesheet_href(storage: Storage, prefix: str) -> str | None:
     """Where built files find the XSL stylesheet: the app's URL when its URLs
     are included, else a copy written beside them (None when it is off)."""
-    from django_sitemaps_plus.stylesheet import XSL
 
     if not conf.STYLESHEET:
         return None
@@ -557,8 +558,6 @@ def _key_range(page: Any) -> dict[str, Any]:
 def _fingerprint(section: Any, page: Any, site: SiteContext, *context: object) -> str | None:
     """A model section file's fingerprint (``layout.file_fingerprint``), or
     None for a file of another section: it is rendered on every build."""
-    from django_sitemaps_plus import layout
-    from django_sitemaps_plus.sections import ModelSection
 
     span = page.prepared
     if not (
@@ -584,7 +583,6 @@ def make_plan(
     interim index (see the module's docstring) and keep the plan in the
     storage. Resumes the plan of a build that failed or was killed: its
     finished jobs whose files are still the ones planned are not run again."""
-    from django_sitemaps_plus.registry import site as registry
 
     pending = load_plan(storage, prefix)
     if pending is not None and pending.enqueued and enqueued_running(pending):
@@ -666,7 +664,6 @@ def jobs_counter_key(plan: BuildPlan) -> str:
 
 def enqueued_running(plan: BuildPlan) -> bool:
     """Whether the task workers of an enqueued plan still work on it."""
-    from django_sitemaps_plus import quiet
 
     try:
         return quiet.call(quiet.get_cache(), "get", jobs_counter_key(plan)) is not None
@@ -718,7 +715,6 @@ def run_job(
     """Render one file job (its ``.xml``, and ``.txt`` when the plan has
     text files) to the storage, each file replaced atomically, and record
     what it wrote: the record is what the index step reads."""
-    from django_sitemaps_plus.registry import site as registry
 
     site = site or plan.site()
     section = registry.get(job.section)
@@ -781,7 +777,6 @@ def finish(
     built by an earlier, failed run: reported as resumed). Raises
     ``BuildFailed`` naming the files of the jobs without a record.
     """
-    from django_sitemaps_plus.signals import sitemaps_built
 
     started = time.monotonic() if started is None else started
     site = site or plan.site()
@@ -849,8 +844,6 @@ def _remember_build(storage: Storage, plan: BuildPlan, result: BuildResult) -> N
     """Keep the counts of ``result`` in the sitemap cache; a cache that is
     down loses them, never the build (the manifest has the files)."""
     import contextlib
-
-    from django_sitemaps_plus import quiet
 
     summary = {
         "generation": plan.generation,

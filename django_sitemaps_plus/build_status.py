@@ -23,7 +23,7 @@ from typing import Any
 
 from django.core.files.storage import Storage
 
-from django_sitemaps_plus import names
+from django_sitemaps_plus import names, quiet
 from django_sitemaps_plus.build import (
     CACHE_LOCK_SECONDS,
     MANIFEST_NAME,
@@ -124,7 +124,6 @@ def running_build(storage: Storage, prefix: str | None = None) -> RunningBuild |
     plan = load_plan(storage, prefix)
     if plan is None:
         return None
-    from django_sitemaps_plus import quiet
 
     since = _modified(storage, storage_name(f"{PLAN_DIR}/{PLAN_FILE}", prefix))
     active = None
@@ -141,7 +140,6 @@ def last_build(storage: Storage, prefix: str | None = None) -> dict[str, Any]:
     manifest's), ``files`` and ``urls`` (the manifest's; None when it cannot
     be read); ``summary``: what it did, when the sitemap cache still has it
     (``build.last_build_key``; None otherwise)."""
-    from django_sitemaps_plus import quiet
 
     prefix = conf.BUILD_PREFIX if prefix is None else prefix
     name = storage_name(MANIFEST_NAME, prefix)

@@ -64,7 +64,7 @@ from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from django.core.cache import BaseCache, caches
+from django.core.cache import BaseCache
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.utils import timezone
@@ -137,11 +137,6 @@ class Source:
     scope: BlockScope | None = None
 
 
-def get_cache() -> BaseCache:
-    """The cache named by ``SITEMAPS_PLUS["CACHE_ALIAS"]``."""
-    return caches[conf.CACHE_ALIAS]
-
-
 def _version_key(name: str) -> str:
     return f"{KEY_PREFIX}:v:{name}"
 
@@ -151,13 +146,11 @@ def _new_token() -> str:
 
 
 def _section_names(section: str | Section | Iterable[str | Section] | None) -> list[str]:
-    from django_sitemaps_plus.sections import Section
-
     if section is None:
         return [ALL]
-    if isinstance(section, str | Section):
-        section = [section]
-    return sorted({s.get_name() if isinstance(s, Section) else str(s) for s in section})
+    if isinstance(section, str) or hasattr(section, "get_name"):
+        section = [section]  # type: ignore[list-item]
+    return sorted({str(s) if isinstance(s, str) else s.get_name() for s in section})
 
 
 def invalidate(section: str | Section | Iterable[str | Section] | None = None) -> None:
@@ -442,7 +435,7 @@ def remember(
     if not conf.CACHE:
         return compute()
     try:
-        cache = get_cache()
+        cache = quiet.get_cache()
         names = [ALL, *sorted(s.get_name() for s in sections)]
         found: dict[str, Any] = quiet.call(cache, "get_many", [_version_key(n) for n in names])
         versions = _versions(cache, names, found)
@@ -1001,7 +994,7 @@ class _Releasing:
 def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpResponseBase:
     """Answer ``request`` for ``source`` from the cache, rendering on a miss."""
     try:
-        cache = get_cache()
+        cache = quiet.get_cache()
         where = _lookup(cache, site, request, source)
     except Exception as error:
         return _uncached(request, site, source, error)

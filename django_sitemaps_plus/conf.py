@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import BaseCache, caches
 
 from django_sitemaps_plus import protocol
 
@@ -264,3 +265,9 @@ class Settings:
 
 
 conf = Settings()
+
+
+def get_cache() -> BaseCache:
+    """The cache named by ``SITEMAPS_PLUS["CACHE_ALIAS"]``. The package's own
+    calls go through ``quiet.get_cache``, which records a failure to make it."""
+    return caches[conf.CACHE_ALIAS]

@@ -39,6 +39,10 @@ from django.utils import timezone
 
 from django_sitemaps_plus import http, locks, quiet
 from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.location import absolute_location, site_context
+from django_sitemaps_plus.registry import site
+from django_sitemaps_plus.sections import ModelSection
+from django_sitemaps_plus.signals import indexnow_queued
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.sections import ModelSection
@@ -71,7 +75,6 @@ def _cache() -> quiet.Guarded:
 
 def enqueue(urls: Iterable[str]) -> int:
     """Append absolute URLs to the queue; returns how many were queued."""
-    from django_sitemaps_plus.signals import indexnow_queued
 
     urls = list(dict.fromkeys(urls))
     if not urls:
@@ -189,8 +192,6 @@ def is_significant(
 
 def remember_lastmod(sender: type[models.Model], instance: models.Model, **kwargs: Any) -> None:
     """pre_save: note the own lastmod values before ``save()`` stamps any."""
-    from django_sitemaps_plus.registry import site
-    from django_sitemaps_plus.sections import ModelSection
 
     concrete = sender._meta.concrete_model or sender
     names: set[str] = set()
@@ -205,7 +206,6 @@ def remember_lastmod(sender: type[models.Model], instance: models.Model, **kwarg
 
 def object_url(section: ModelSection, instance: models.Model) -> str | None:
     """The absolute URL the section lists for ``instance`` (None if it has none)."""
-    from django_sitemaps_plus.location import absolute_location, site_context
 
     template = section.location_template()
     if template is not None:
@@ -226,8 +226,6 @@ def object_changed(
     **kwargs: Any,
 ) -> None:
     """Queue ``instance``'s URL after commit, when the change is significant."""
-    from django_sitemaps_plus.registry import site
-    from django_sitemaps_plus.sections import ModelSection
 
     created = bool(kwargs.pop("created", False))
     kwargs.pop("signal", None)

@@ -326,7 +326,7 @@ def measured_items(section: Section, items: Any, site: SiteContext) -> list[pagi
     def measured() -> Iterator[Measured]:
         position = 0
         while batch := list(islice(iterator, BATCH_ROWS)):
-            rows = section._plain_rows(batch, [section.lastmod(item) for item in batch], site)
+            rows = section.plain_rows(batch, [section.lastmod(item) for item in batch], site)
             urls, sizes = render.measure(section, rows, site)
             positions = range(position + 1, position + len(rows) + 1)
             position += len(rows)

@@ -26,7 +26,7 @@ from django.utils import translation
 from django.utils.encoding import iri_to_uri
 from django.utils.module_loading import import_string
 
-from django_sitemaps_plus import protocol
+from django_sitemaps_plus import protocol, quiet
 from django_sitemaps_plus.conf import conf
 
 
@@ -88,7 +88,6 @@ def site_context(request: HttpRequest | None = None) -> SiteContext:
 
 def get_site_resolver() -> SiteResolver:
     """The site resolver in use (see ``site_context``)."""
-    from django_sitemaps_plus.conf import conf
 
     return _import_resolver(conf.SITE_RESOLVER or app_resolver_path())
 
@@ -196,7 +195,6 @@ def _site_cache_key(key: str) -> str:
 def _remember_site(key: str, site: Any) -> None:
     if not conf.CACHE:
         return
-    from django_sitemaps_plus import quiet
 
     value = (site.pk, site.domain, site.name)
     try:
@@ -209,7 +207,6 @@ def _remember_site(key: str, site: Any) -> None:
 def _remembered_site(key: str) -> tuple[Any, str, str] | None:
     if not conf.CACHE:
         return None
-    from django_sitemaps_plus import quiet
 
     value = quiet.quietly(None, quiet.available(), "get", _site_cache_key(key))
     if isinstance(value, (list, tuple)) and len(value) == 3:

@@ -20,12 +20,14 @@ from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from django_sitemaps_plus import names
+from django_sitemaps_plus import build_status, names
 from django_sitemaps_plus.cache import LastmodValue, remember
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.location import SiteContext, site_context
 from django_sitemaps_plus.registry import site as registry
 from django_sitemaps_plus.sections import LastmodCounts, PageInfo, Section
+from django_sitemaps_plus.storage import get_build_storage
+from django_sitemaps_plus.validation.fetch import FetchError, SiteFetcher
 
 
 @dataclass
@@ -174,8 +176,6 @@ def last_build() -> dict[str, Any] | None:
     build storage is configured."""
     if not (conf.BUILD_STORAGE or conf.get("BUILD_DIR")):
         return None
-    from django_sitemaps_plus import build_status
-    from django_sitemaps_plus.storage import get_build_storage
 
     storage = get_build_storage()
     return {
@@ -283,8 +283,6 @@ def file_rows(request: HttpRequest, name: str, number: int) -> list[UrlRow] | No
     """The URLs of file ``number`` of section ``name``, read from the file the
     site serves (through its own views, in-process); None when it has none."""
     from lxml import etree
-
-    from django_sitemaps_plus.validation.fetch import FetchError, SiteFetcher
 
     url = site_context(request).absolute(
         reverse("sitemaps_plus:section", kwargs={"section": name, "page": number})

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import django_sitemaps_plus.conf as sitemaps_conf
 from django_sitemaps_plus.conf import conf
 
 if TYPE_CHECKING:
@@ -153,10 +154,8 @@ def call(
 def get_cache() -> BaseCache:
     """The sitemap cache (``CACHE_ALIAS``); ``CacheDown`` when it cannot be
     made (the failure recorded as any other)."""
-    from django_sitemaps_plus import cache
-
     try:
-        return cache.get_cache()
+        return sitemaps_conf.get_cache()
     except Exception as error:
         _breaker.failed(error)
         raise CacheDown(str(error)) from error

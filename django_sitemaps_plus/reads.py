@@ -140,7 +140,7 @@ def model_rows(
             queryset = queryset.annotate(_sitemaps_lastmod=lastmod_column)
         # hreflang locates each language version itself; the item's own
         # location (in the active language) may not even exist.
-        own_location = not section._has_versions()
+        own_location = not section.has_versions()
         with streaming_reads(queryset.db):
             objects = queryset.iterator(chunk_size=BATCH_ROWS)
             size = FIRST_BATCH_ROWS
@@ -153,7 +153,7 @@ def model_rows(
                     lastmods = [obj._sitemaps_lastmod for obj in instances]
                 else:
                     lastmods = [format_w3c(obj._sitemaps_lastmod) for obj in instances]
-                urls = section._location_urls(instances, site) if own_location else none
+                urls = section.location_urls(instances, site) if own_location else none
                 yield list(zip(instances, urls, lastmods, none))
 
 
@@ -167,5 +167,5 @@ def _template_url(
     try:
         return site.absolute(template.path(values))
     except NoReverseMatch:
-        section._drop(key, f"does not reverse {section.url_name!r} with {tuple(values)!r}")
+        section.drop_item(key, f"does not reverse {section.url_name!r} with {tuple(values)!r}")
         return None

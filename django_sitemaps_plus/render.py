@@ -71,7 +71,7 @@ class EntryWriter:
         if url is None:
             return None
         if len(url) > self.max_length:
-            self.section._drop(item, f"is longer than {self.max_length:,} characters")
+            self.section.drop_item(item, f"is longer than {self.max_length:,} characters")
             return None
         head = f"<lastmod>{lastmod}</lastmod>{self.meta}" if lastmod else self.meta
         # However long once escaped, a legal entry is written: files are
@@ -210,7 +210,7 @@ def _extended(section: Section, rows: Sequence[Row], site: SiteContext) -> Itera
     extensions = section.extensions
     fetched = [ext.fetch(section, [row[0] for row in rows]) for ext in extensions]
     versioned = [ext for ext in extensions if ext.gives_versions]
-    locators = section._locators(rows) if versioned else []
+    locators = section.locators(rows) if versioned else []
     shared = shared_writer(section)
     for position, (item, url, lastmod, _values) in enumerate(rows):
         children = ""

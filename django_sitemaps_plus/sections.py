@@ -66,7 +66,7 @@ from django_sitemaps_plus.reads import (
 from django_sitemaps_plus.render import EntryWriter, Row
 
 if TYPE_CHECKING:
-    from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
+    pass
 
 logger = logging.getLogger("django_sitemaps_plus")
 
@@ -375,11 +375,11 @@ class Section:
             if set_language is not None:
                 set_language(previous)
 
-    def _locators(self, rows: Sequence[Row]) -> list[Callable[[str], str | None]]:
+    def locators(self, rows: Sequence[Row]) -> list[Callable[[str], str | None]]:
         """For each row, ``locate(language)``: its location in that language."""
         return [self._locator(row[0], row[3]) for row in rows]
 
-    def _has_versions(self) -> bool:
+    def has_versions(self) -> bool:
         """Whether an extension gives items their entries (``versions``)."""
         return any(ext.gives_versions for ext in self.extensions)
 
@@ -427,7 +427,10 @@ class Section:
         """The ``<url>`` entry for ``item``, or None (logged) when it may not be listed."""
         return EntryWriter(self, changefreq, priority).write(item, url, lastmod, children)
 
-    def _drop(self, item: Any, why: str) -> None:
+    def drop_item(self, item: Any, why: str) -> None:
+        """Log that ``item`` is left out of the file (``why``: what is wrong
+        with its location or an extension's data). The engine, the
+        extensions and a subclass call it; a subclass may extend it."""
         logger.warning(
             "Sitemap section %r: location of %r %s; not listed.", self.get_name(), item, why
         )
@@ -452,7 +455,7 @@ class Section:
     def _location_failed(self, item: Any, exc: Exception) -> None:
         """Log an item left out because its ``location()`` raised ``exc``."""
         if isinstance(exc, NoReverseMatch):
-            self._drop(item, f"does not reverse: {exc}")
+            self.drop_item(item, f"does not reverse: {exc}")
         else:
             logger.warning(
                 "Sitemap section %r: location(%r) raised %s; not listed.",
@@ -465,10 +468,10 @@ class Section:
     def _absolute(self, item: Any, location: str, site: SiteContext) -> str | None:
         url, why = absolute_location(location, site)
         if url is None:
-            self._drop(item, why or "is invalid")
+            self.drop_item(item, why or "is invalid")
         return url
 
-    def _location_urls(self, items: Sequence[Any], site: SiteContext) -> list[str | None]:
+    def location_urls(self, items: Sequence[Any], site: SiteContext) -> list[str | None]:
         """``_location_url`` of each of a batch of items.
 
         ``location()`` is called once per item; the results are checked as a
@@ -680,19 +683,19 @@ class Section:
             lastmods = [self.lastmod(item) for item in items]
         for start in range(0, len(items), BATCH_ROWS):
             end = start + BATCH_ROWS
-            yield self._plain_rows(items[start:end], lastmods[start:end], site)
+            yield self.plain_rows(items[start:end], lastmods[start:end], site)
 
     _page_rows = page_rows
 
-    def _plain_rows(
+    def plain_rows(
         self, items: Sequence[Any], lastmods: Sequence[LastmodValue], site: SiteContext
     ) -> list[Row]:
         # hreflang locates each language version itself; the item's own
         # location (in the active language) may not even exist.
-        if self._has_versions():
+        if self.has_versions():
             urls: list[str | None] = [None] * len(items)
         else:
-            urls = self._location_urls(items, site)
+            urls = self.location_urls(items, site)
         return [
             (item, url, format_w3c(lastmod), None)
             for item, url, lastmod in zip(items, urls, lastmods)
@@ -740,7 +743,7 @@ class Section:
         rendered) unless an extension gives an item its URLs (hreflang) or a
         subclass writes its own entries: then from the rendered entries.
         """
-        if self._has_versions() or self.writes_own_entries:
+        if self.has_versions() or self.writes_own_entries:
             for entry in self.page_entries(number, site, info):
                 start = entry.index("<loc>") + 5
                 yield html.unescape(entry[start : entry.index("</loc>", start)])
@@ -1040,9 +1043,9 @@ class ModelSection(Section):
             return super().location_in(language, item, values)
         return self._language_templates().location(language, values)
 
-    def _locators(self, rows: Sequence[Row]) -> list[Callable[[str], str | None]]:
+    def locators(self, rows: Sequence[Row]) -> list[Callable[[str], str | None]]:
         if not rows or rows[0][3] is None:
-            return super()._locators(rows)
+            return super().locators(rows)
         # Fast path: each language's paths for the whole batch in one splice.
         return self._language_templates().locators(
             [(row[0], row[3]) for row in rows], self.location_in
@@ -1055,27 +1058,15 @@ class ModelSection(Section):
             self.__dict__["_templates_by_language"] = templates
         return templates
 
-    def _drop(self, item: Any, why: str) -> None:
+    def drop_item(self, item: Any, why: str) -> None:
         if not isinstance(item, models.Model):
             item = f"{self.get_model()._meta.label} pk={item}"
-        super()._drop(item, why)
-
-
-def __getattr__(name: str) -> Any:
-    # ContribSection lives with the adapter for contrib sitemaps, which builds on
-    # Section: imported when first asked for, so neither module imports the other
-    # while it is being made.
-    if name == "ContribSection":
-        from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
-
-        return ContribSection
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        super().drop_item(item, why)
 
 
 __all__ = [
     "BATCH_ROWS",
     "FIRST_BATCH_ROWS",
-    "ContribSection",
     "LastmodCounts",
     "LastmodValue",
     "ModelSection",

@@ -23,7 +23,9 @@ from typing import Any
 from django.db import close_old_connections
 from django.utils.module_loading import import_string
 
+from django_sitemaps_plus import quiet, validation
 from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.validation.rules import Severity
 
 logger = logging.getLogger("django_sitemaps_plus")
 
@@ -84,7 +86,6 @@ class Run:
 
 def _cache() -> Any:
     """The sitemap cache, each call through the breaker (``quiet``)."""
-    from django_sitemaps_plus import quiet
 
     return quiet.Guarded(quiet.get_cache())
 
@@ -158,8 +159,6 @@ def run(run_id: str) -> Run | None:
     summary and the first ``MAX_SHOWN_FINDINGS`` findings. An exception is
     recorded as a failed run (and logged), never raised into the runner.
     """
-    from django_sitemaps_plus.validation import validate_site
-    from django_sitemaps_plus.validation.rules import Severity
 
     record = get(run_id) or Run(id=run_id)
     record.state = "running"
@@ -176,7 +175,7 @@ def run(run_id: str) -> Run | None:
             _save(record)
 
     try:
-        report = validate_site(progress=progress)
+        report = validation.validate_site(progress=progress)
     except Exception as exc:
         logger.exception("Sitemap validation %s failed", run_id)
         record.state = "failed"

@@ -38,6 +38,12 @@ from django.http import (
     HttpResponseRedirect,
 )
 
+from django_sitemaps_plus.cache import (
+    accepts_gzip,
+    finish,
+    respond_conditionally,
+    streaming_response,
+)
 from django_sitemaps_plus.conf import conf
 
 #: Bytes read or written per step when copying files.
@@ -170,13 +176,6 @@ def _read_chunks(handle: IO[bytes]) -> Iterator[bytes]:
 def serve_built(request: HttpRequest, name: str, content_type: str) -> HttpResponseBase:
     """A built file, streamed from the storage or by redirect to its URL."""
     from django.core.handlers.asgi import ASGIRequest
-
-    from django_sitemaps_plus.cache import (
-        accepts_gzip,
-        finish,
-        respond_conditionally,
-        streaming_response,
-    )
 
     storage = get_build_storage()
     path = storage_name(name)

@@ -54,8 +54,7 @@ from django_sitemaps_plus.build import (
     run_job,
     unfinished_jobs,
 )
-from django_sitemaps_plus.cache import get_cache
-from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.conf import conf, get_cache
 from django_sitemaps_plus.location import SiteContext, site_context
 from django_sitemaps_plus.storage import get_build_storage
 

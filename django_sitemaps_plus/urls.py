@@ -17,6 +17,7 @@ from django.urls.resolvers import ResolverMatch, RoutePattern
 
 from django_sitemaps_plus import indexnow, names, stylesheet, views
 from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.registry import site
 
 app_name = "sitemaps_plus"
 
@@ -43,7 +44,6 @@ class RegisteredSectionConverter(StringConverter):
     regex = SectionConverter.regex
 
     def to_python(self, value: str) -> str:
-        from django_sitemaps_plus.registry import site
 
         if value not in site:
             raise ValueError("not a registered section")

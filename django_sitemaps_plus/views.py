@@ -32,7 +32,7 @@ from django.http import (
 from django.urls import reverse
 
 from django_sitemaps_plus import cache as sitemap_cache
-from django_sitemaps_plus import layout, names, pagination, protocol, xml
+from django_sitemaps_plus import layout, names, pagination, protocol, storage, xml
 from django_sitemaps_plus.cache import Prepared, Source
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
@@ -118,8 +118,6 @@ def _earliest(values: Iterable[dt.datetime | None]) -> dt.datetime | None:
 def _serve(request: HttpRequest, site: SiteContext, source: Source, built: str) -> HttpResponseBase:
     """Answer from the built files, the cache, or a fresh render (by settings)."""
     if conf.SERVE_BUILT:
-        from django_sitemaps_plus import storage
-
         return storage.serve_built(request, built, source.content_type)
     if conf.CACHE:
         return sitemap_cache.serve(request, site, source)

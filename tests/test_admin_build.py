@@ -22,7 +22,7 @@ from django_sitemaps_plus.build import (
     load_plan,
     make_plan,
 )
-from django_sitemaps_plus.cache import get_cache
+from django_sitemaps_plus.conf import get_cache
 from django_sitemaps_plus.location import site_context
 from django_sitemaps_plus.storage import get_build_storage
 from tests import test_admin_overview

@@ -31,6 +31,7 @@ from django.test import AsyncClient, Client
 from django.test.utils import CaptureQueriesContext
 from django.utils.http import http_date
 
+import django_sitemaps_plus.conf as sitemaps_conf
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus import register
 from tests.testapp.models import Article
@@ -217,7 +218,7 @@ def test_cache_down_falls_back_to_rendering(section, settings, monkeypatch):
     def down() -> Any:
         raise ConnectionError("cache unreachable")
 
-    monkeypatch.setattr(sitemap_cache, "get_cache", down)
+    monkeypatch.setattr(sitemaps_conf, "get_cache", down)
     response, body = asgi_get("/sitemap-articles-1.xml")
     assert response.status_code == 200
     assert body.count(b"<url>") == 50
@@ -230,7 +231,7 @@ def test_cache_down_is_logged_with_its_error(section, settings, monkeypatch, cap
     def down() -> Any:
         raise ConnectionError("cache unreachable")
 
-    monkeypatch.setattr(sitemap_cache, "get_cache", down)
+    monkeypatch.setattr(sitemaps_conf, "get_cache", down)
     response, _ = (wsgi_get if handler == "wsgi" else asgi_get)("/sitemap-articles-1.xml")
     assert response.status_code == 200
     message = "Sitemap cache unavailable; rendering without it"
@@ -481,7 +482,7 @@ def large(registry, settings):
 def cache_state(path: str = LARGE) -> tuple[bool, bool]:
     """Whether the file's entry is stored, and whether its render lock is held."""
     where = cache_lookup(path)
-    return where.held is not None, sitemap_cache.get_cache().get(where.lock_key) is not None
+    return where.held is not None, sitemaps_conf.get_cache().get(where.lock_key) is not None
 
 
 @contextmanager
@@ -654,7 +655,7 @@ def test_a_client_that_left_while_waiting_for_another_render_leaves_its_lock(
     from django_sitemaps_plus import locks
 
     settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "CACHE_LOCK_WAIT": 0.3}
-    cache = sitemap_cache.get_cache()
+    cache = sitemaps_conf.get_cache()
     lock_key = cache_lookup(LARGE).lock_key
     cache.set(lock_key, "another request's token", 60)
     polling = threading.Event()

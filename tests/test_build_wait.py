@@ -16,7 +16,7 @@ from django.core.management import CommandError, call_command
 
 from django_sitemaps_plus import build_status
 from django_sitemaps_plus.build import jobs_counter_key, load_plan
-from django_sitemaps_plus.cache import get_cache
+from django_sitemaps_plus.conf import get_cache
 from django_sitemaps_plus.management import progress
 from django_sitemaps_plus.storage import get_build_storage
 from tests import test_build_tasks

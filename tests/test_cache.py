@@ -22,6 +22,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django.utils.http import http_date
 
+import django_sitemaps_plus.conf as sitemaps_conf
 from django_sitemaps_plus import ModelSection, Section, locks, register
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.location import SiteContext
@@ -162,8 +163,8 @@ def holder_finishes_during(monkeypatch, counted, pause_after) -> list[bytes]:
     """A request renders the cold file, holding the lock, while this thread's
     request for it runs up to the read ``pause_after`` picks; there it pauses
     until the holder has stored the file and released the lock. The bodies."""
-    cache = PausingCache(sitemap_cache.get_cache(), pause_after)
-    monkeypatch.setattr(sitemap_cache, "get_cache", lambda: cache)
+    cache = PausingCache(sitemaps_conf.get_cache(), pause_after)
+    monkeypatch.setattr(sitemaps_conf, "get_cache", lambda: cache)
     rendering = threading.Event()
 
     def hold() -> None:
@@ -393,7 +394,7 @@ class TestInvalidation:
                     article.save()
             assert len(callbacks) == 1
             assert sent == []  # nothing committed yet
-            cache = sitemap_cache.get_cache()
+            cache = sitemaps_conf.get_cache()
             token = cache.get(sitemap_cache._version_key("articles"))
             callbacks[0]()
             assert cache.get(sitemap_cache._version_key("articles")) != token
@@ -453,7 +454,7 @@ class TestInvalidation:
 
     def test_evicted_chunks_are_rendered_again(self, cached, counted):
         Client().get("/sitemap-counted-1.xml")
-        cache = sitemap_cache.get_cache()
+        cache = sitemaps_conf.get_cache()
         cache.delete_many([k for k in _chunk_keys(cache)])
         response = Client().get("/sitemap-counted-1.xml")
         assert response.status_code == 200
@@ -771,8 +772,8 @@ class CountingCache:
 def test_round_trips_are_those_docs_caching_md_gives(cached, counted, monkeypatch):
     Client().get("/sitemap-counted-1.xml")  # the version tokens exist from here on
     sitemap_cache.invalidate("counted")
-    cache = CountingCache(sitemap_cache.get_cache())
-    monkeypatch.setattr(sitemap_cache, "get_cache", lambda: cache)
+    cache = CountingCache(sitemaps_conf.get_cache())
+    monkeypatch.setattr(sitemaps_conf, "get_cache", lambda: cache)
 
     def trips(method: str, **headers: str) -> list[str]:
         cache.calls.clear()

@@ -24,6 +24,7 @@ from django.core.management import call_command
 from django.db import transaction
 from django.test import Client
 
+import django_sitemaps_plus.conf as sitemaps_conf
 from django_sitemaps_plus import ModelSection, register
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.build import BuildFailed, build
@@ -291,7 +292,7 @@ def test_a_file_range_evicted_alone_is_kept_again(rendered):
     key = layout._ranges_key(
         layout._layout_key(layout.signature(section, SiteContext("https://example.com")))
     )
-    cache = sitemap_cache.get_cache()
+    cache = sitemaps_conf.get_cache()
     assert cache.get(key) == ((None, 10), (10, 20), (20, 30), (30, 40), (40, 50))
     cache.delete(key)
     before = etags()

@@ -25,6 +25,7 @@ from django.utils.http import http_date
 
 from django_sitemaps_plus import Section, locks, register
 from django_sitemaps_plus import cache as sitemap_cache
+from django_sitemaps_plus import conf as sitemaps_conf
 from tests.testapp.models import Article
 from tests.utils import articles, at, cache_lookup, fetch, locs
 
@@ -57,7 +58,7 @@ def saved(settings, registry, django_capture_on_commit_callbacks) -> dict[str, A
 @contextmanager
 def rendering_elsewhere(path: str) -> Iterator[None]:
     """Another process holds the render lock of the file at ``path``."""
-    lock = locks.Lock(sitemap_cache.get_cache(), cache_lookup(path).lock_key, 60)
+    lock = locks.Lock(sitemaps_conf.get_cache(), cache_lookup(path).lock_key, 60)
     assert lock.take()
     try:
         yield
@@ -145,7 +146,7 @@ def test_with_no_stale_seconds_a_request_waits_and_renders_as_before(
 
 def _rewrite_entry(path: str, change: Callable[[dict[str, Any]], None]) -> None:
     """Change the metadata the cache holds for the file at ``path``."""
-    cache = sitemap_cache.get_cache()
+    cache = sitemaps_conf.get_cache()
     key = cache_lookup(path).meta_key
     meta = cache.get(key)
     change(meta)
@@ -178,7 +179,7 @@ def test_a_previous_version_whose_body_is_gone_is_not_served(saved, settings, po
     settings.SITEMAPS_PLUS = {**CACHED, "CACHE_LOCK_WAIT": 0.3}
     held = cache_lookup(FILE).held
     assert held is not None
-    sitemap_cache.get_cache().delete_many(
+    sitemaps_conf.get_cache().delete_many(
         sitemap_cache._chunk_keys(cache_lookup(FILE).meta_key, held)
     )
     with rendering_elsewhere(FILE):
@@ -305,7 +306,7 @@ def test_a_waiter_takes_the_lock_a_holder_gave_up(
     error): a waiter takes the lock and renders under it, never beside
     the next holder."""
     settings.SITEMAPS_PLUS = {**CACHED, "CACHE_STALE_SECONDS": stale_seconds}
-    cache = sitemap_cache.get_cache()
+    cache = sitemaps_conf.get_cache()
     key = cache_lookup(PAGES).lock_key
     holder = locks.Lock(cache, key, 60)
     assert holder.take()

@@ -337,7 +337,7 @@ def test_absolute_paths_leave_a_batch_with_an_odd_location_to_the_full_check(odd
 
 
 def test_location_urls_equal_location_url_per_item(caplog):
-    """``Section._location_urls`` (a batch) gives, and logs, what
+    """``Section.location_urls`` (a batch) gives, and logs, what
     ``_location_url`` gives per item, including a location that does not
     reverse and a batch the cheap check cannot prove."""
 
@@ -353,14 +353,14 @@ def test_location_urls_equal_location_url_per_item(caplog):
     for items in batches:
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="django_sitemaps_plus"):
-            batch = section._location_urls(items, SITE)
+            batch = section.location_urls(items, SITE)
         batch_log = [r.getMessage() for r in caplog.records]
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="django_sitemaps_plus"):
             one_by_one = [section._location_url(item, SITE) for item in items]
         assert batch == one_by_one
         assert batch_log == [r.getMessage() for r in caplog.records]
-    assert section._location_urls(batches[1], SITE)[:4] == [
+    assert section.location_urls(batches[1], SITE)[:4] == [
         "https://example.com/a/", None, "https://example.com/c", "https://example.com/%C3%BC/",
     ]  # fmt: skip
 

@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
 
+import django_sitemaps_plus.conf as sitemaps_conf
 from django_sitemaps_plus import ModelSection, indexnow, register
 from django_sitemaps_plus.signals import indexnow_queued
 from tests.test_cache import CountingCache, received
@@ -83,7 +84,7 @@ def configured(settings, endpoint, registry):
         "INDEXNOW_TIMEOUT": 5,
     }
     # Start from an empty queue on a shared cache.
-    from django_sitemaps_plus.cache import get_cache
+    from django_sitemaps_plus.conf import get_cache
 
     get_cache().delete_many(
         [f"{indexnow.PREFIX}:{k}" for k in ("head", "tail", "lock", "retry_at")]
@@ -166,14 +167,13 @@ class TestQueueing:
         django_capture_on_commit_callbacks,
         django_assert_num_queries,
     ):
-        from django_sitemaps_plus import cache as sitemap_cache
 
         register(Article)(PublishedSection)
         with django_capture_on_commit_callbacks() as callbacks:
             Article.objects.create(title="First", slug="first")
         *_, queue = callbacks  # after the cache invalidation's
-        cache = CountingCache(sitemap_cache.get_cache())
-        monkeypatch.setattr(sitemap_cache, "get_cache", lambda: cache)
+        cache = CountingCache(sitemaps_conf.get_cache())
+        monkeypatch.setattr(sitemaps_conf, "get_cache", lambda: cache)
         with django_assert_num_queries(1):  # does the sitemap list it?
             queue()
         assert cache.calls == ["add", "incr", "set_many"]
@@ -252,7 +252,7 @@ class TestSubmitting:
         assert indexnow.pending() == []
 
     def test_run_while_another_submits_says_so(self, configured, endpoint, monkeypatch):
-        from django_sitemaps_plus.cache import get_cache
+        from django_sitemaps_plus.conf import get_cache
 
         indexnow.enqueue(["https://example.com/a", "https://example.com/b"])
         get_cache().add(f"{indexnow.PREFIX}:lock", "another run", timeout=60)

@@ -121,7 +121,7 @@ def test_a_lock_is_released_while_the_breaker_is_open(settings):
     """Another thread's failed call opens the breaker; a holder's release still
     frees its lock (else every request for the file waits out its expiry)."""
     from django_sitemaps_plus import locks
-    from django_sitemaps_plus.cache import get_cache
+    from django_sitemaps_plus.conf import get_cache
 
     settings.SITEMAPS_PLUS = {"CACHE": True, "CACHE_BREAKER_SECONDS": 60}
     cache = get_cache()

@@ -13,10 +13,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from django_sitemaps_plus import ModelSection, Section, render
+from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
 from django_sitemaps_plus.extensions.base import Extension
 from django_sitemaps_plus.extensions.hreflang import Hreflang
 from django_sitemaps_plus.location import SiteContext
-from django_sitemaps_plus.sections import ContribSection, PageInfo
+from django_sitemaps_plus.sections import PageInfo
 from tests.testapp.models import Article
 from tests.utils import articles
 

@@ -174,9 +174,9 @@ def test_fast_path_matches_on_syntax_errors(cut, monkeypatch):
 
 def test_fast_path_is_taken(monkeypatch):
     calls = []
-    original = XmlChecker._check_entry
+    original = XmlChecker.check_entry
     monkeypatch.setattr(
-        XmlChecker, "_check_entry", lambda self, entry: calls.append(1) or original(self, entry)
+        XmlChecker, "check_entry", lambda self, entry: calls.append(1) or original(self, entry)
     )
     data = document(1, 2_000, multilingual, 0.0)
     report = validate(data, now=NOW)

@@ -21,6 +21,7 @@ from django.urls import resolve
 from lxml import etree
 
 from django_sitemaps_plus import cache as sitemap_cache
+from django_sitemaps_plus import conf as sitemaps_conf
 from tests.testapp.models import Article
 
 NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
@@ -133,7 +134,7 @@ def cache_lookup(path: str) -> sitemap_cache.Lookup:
     request = RequestFactory().get(path)
     match = resolve(path)
     site, source, _ = match.func.__wrapped__(request, *match.args, **match.kwargs)
-    return sitemap_cache._lookup(sitemap_cache.get_cache(), site, request, source)
+    return sitemap_cache._lookup(sitemaps_conf.get_cache(), site, request, source)
 
 
 def url_entries(body: bytes) -> dict[str, dict[str, Any]]:

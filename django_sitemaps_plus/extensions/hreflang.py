@@ -213,13 +213,13 @@ class Hreflang(Extension):
                 continue
             location = locate(language)
             if location is None:
-                section._drop(item, f"has none in {language!r} (it does not reverse)")
+                section.drop_item(item, f"has none in {language!r} (it does not reverse)")
                 continue
             url, local, why = self._absolute(location, language, site)
             if url is not None and len(url) > max_length:
                 url, why = None, f"is longer than {max_length:,} characters"
             if url is None:
-                section._drop(item, f"in {language!r} {why}")
+                section.drop_item(item, f"in {language!r} {why}")
                 continue
             urls.append((code, url, local))
             if language == default:

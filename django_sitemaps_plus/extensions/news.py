@@ -110,10 +110,11 @@ class News(Extension):
         assert isinstance(section, NewsSection)
         title, published = data
         if not title or published is None:
-            section._drop(item, "has no news title or publication date")
+            section.drop_item(item, "has no news title or publication date")
             return ""
         if len(title) > section.max_title_length:
-            section._drop(item, f"has a news title over {section.max_title_length:,} characters")
+            limit = section.max_title_length
+            section.drop_item(item, f"has a news title over {limit:,} characters")
             return ""
         return (
             "<news:news><news:publication>"

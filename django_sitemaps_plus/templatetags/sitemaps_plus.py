@@ -14,6 +14,10 @@ from typing import Any
 from django import template
 from django.utils.safestring import SafeString
 
+from django_sitemaps_plus import html_sitemap
+from django_sitemaps_plus.html_sitemap import display_url
+from django_sitemaps_plus.location import site_context
+from django_sitemaps_plus.overview import time_element
 from django_sitemaps_plus.views import robots_sitemap_line
 
 register = template.Library()
@@ -29,8 +33,6 @@ def sitemap_robots_line(context: dict[str, Any]) -> str:
 def sitemap_sections(context: dict[str, Any]) -> dict[str, Any]:
     """The registered sections, each linked to its HTML sitemap, with its URL
     count and newest lastmod (the queries of the XML index)."""
-    from django_sitemaps_plus import html_sitemap
-    from django_sitemaps_plus.location import site_context
 
     request = context.get("request")
     return {"sitemap_sections": html_sitemap.summaries(request, site_context(request))}
@@ -40,7 +42,6 @@ def sitemap_sections(context: dict[str, Any]) -> dict[str, Any]:
 def sitemap_time(value: dt.date | dt.datetime | str | float | None) -> SafeString:
     """``<time datetime="ISO">`` around the value in the locale's format, in
     the current time zone (``overview.time_element``)."""
-    from django_sitemaps_plus.overview import time_element
 
     return time_element(value)
 
@@ -48,6 +49,5 @@ def sitemap_time(value: dt.date | dt.datetime | str | float | None) -> SafeStrin
 @register.filter
 def sitemap_iri(value: str) -> str:
     """A URL for people: percent-decoded UTF-8, a punycode host in Unicode."""
-    from django_sitemaps_plus.html_sitemap import display_url
 
     return display_url(value)

@@ -5,7 +5,7 @@ the first (``Shape``), a few more return all the values, and the values are
 judged by the same rules as the per-entry path (``ProtocolValues``,
 ``LocChecker.quick``, the extension rules' ``*_ok``), over whole lists where
 they allow it. An entry with anything to report goes through the per-entry
-``XmlChecker._check_entry`` instead, before any state is changed, so findings,
+``XmlChecker.check_entry`` instead, before any state is changed, so findings,
 their lines and their order are those of the per-entry path.
 """
 
@@ -177,7 +177,7 @@ def check_batch(checker: XmlChecker, root: Any, last: Any, count: int) -> bool:
     every entry has it (see ``Shape``) and a few more return all the values,
     so no child is visited from Python. Every value is then judged by the
     per-entry path's own rules, and an entry with anything to report goes
-    through ``_check_entry`` instead, before any state is changed: findings,
+    through ``check_entry`` instead, before any state is changed: findings,
     their lines and their order are those of the per-entry path.
     """
     if checker._kind != "urlset" or checker._ns != NS or checker._entries + count > checker._limit:
@@ -266,7 +266,7 @@ def check_batch(checker: XmlChecker, root: Any, last: Any, count: int) -> bool:
             good = image_locs_ok(image_locs[first : first + images])
         checker._entries += 1
         if key is None or not good:
-            checker._check_entry(entries[index] if entries is not None else root[index])
+            checker.check_entry(entries[index] if entries is not None else root[index])
             continue
         seen[key] = None
         if lastmod is not None:
@@ -334,7 +334,7 @@ def _commit(
     rows: list[tuple[str, ...]] | None,
     distinct_rows: list[tuple[str, ...]],
 ) -> None:
-    """Record a batch with nothing to report, as ``_check_entry`` would.
+    """Record a batch with nothing to report, as ``check_entry`` would.
 
     ``rows`` holds each entry's alternate hrefs (None without links), equal
     rows being one object, the items of ``distinct_rows``.

@@ -14,6 +14,7 @@ from typing import IO, Union
 from urllib.parse import urljoin, urlsplit
 
 from django_sitemaps_plus import protocol
+from django_sitemaps_plus.location import site_context
 from django_sitemaps_plus.validation import parser
 from django_sitemaps_plus.validation.fetch import (
     CHUNK_SIZE,
@@ -345,8 +346,6 @@ def validate(
 def site_index_url() -> str:
     """The absolute URL of this site's index, from BASE_URL or the Sites framework."""
     from django.urls import reverse
-
-    from django_sitemaps_plus.location import site_context
 
     return site_context().absolute(reverse("sitemaps_plus:index"))
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
+from django_sitemaps_plus import http
 from django_sitemaps_plus.validation.locations import url_origin
 
 if TYPE_CHECKING:
@@ -206,7 +207,6 @@ class HttpFetcher:
     def _get(self, url: str) -> _Hop:
         # The package's one HTTP client (django_sitemaps_plus.http), shared
         # with IndexNow; it never follows redirects: _follow records each hop.
-        from django_sitemaps_plus import http
 
         if urlsplit(url).scheme not in ("http", "https"):
             raise FetchError(f"not an http(s) URL: {url}")

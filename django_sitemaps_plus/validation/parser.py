@@ -310,7 +310,7 @@ class XmlChecker:
                 self._entries += 1
                 if self._entries > self._limit:
                     self._over_limit(child)
-                self._check_entry(child)
+                self.check_entry(child)
             elif isinstance(tag, str) and tag.rpartition("}")[2] in _EVENT_NAMES:
                 self._report_stray(child)  # a url under sitemapindex, or the reverse
             else:
@@ -406,7 +406,7 @@ class XmlChecker:
                 line=element.sourceline,
             )
 
-    def _check_entry(self, entry: Any) -> None:
+    def check_entry(self, entry: Any) -> None:
         report = self.report
         text = entry.text
         if text is not None and not text.isspace():

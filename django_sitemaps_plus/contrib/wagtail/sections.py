@@ -401,7 +401,7 @@ class _Locator:
             return None
         url, why = absolute_location(self._on_site(location), self.site)
         if url is None:
-            self.section._drop(PageEntry(pk), why or "is invalid")
+            self.section.drop_item(PageEntry(pk), why or "is invalid")
         return url
 
     def rows(self, batch: Sequence[tuple[Any, ...]], in_sql: bool) -> list[Row]:

@@ -44,6 +44,7 @@ from django_sitemaps_plus.build import (
 from django_sitemaps_plus.location import SiteContext, site_context
 from django_sitemaps_plus.management.progress import ProgressLine
 from django_sitemaps_plus.storage import get_build_storage
+from django_sitemaps_plus.tasks import enqueue_build
 
 
 class Command(BaseCommand):
@@ -225,7 +226,6 @@ class Command(BaseCommand):
     def _enqueue(
         self, storage: Storage, site: SiteContext, options: dict[str, Any], quiet: bool
     ) -> None:
-        from django_sitemaps_plus.tasks import enqueue_build
 
         try:
             plan, enqueued = enqueue_build(
