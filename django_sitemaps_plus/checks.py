@@ -23,6 +23,7 @@ from django.utils.module_loading import import_string
 
 from django_sitemaps_plus import indexnow, protocol
 from django_sitemaps_plus.conf import DEFAULTS, conf
+from django_sitemaps_plus.extensions.base import undeclared_hook
 from django_sitemaps_plus.lastmod import LastmodFieldError, LastmodSpec
 
 ID = "sitemaps_plus"
@@ -563,6 +564,7 @@ def check_sections(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
         # Each extension checks its own configuration (ids E101-E139).
         for extension in section.extensions:
             errors.extend(extension.check(section))
+        errors.extend(_undeclared_flag_warnings(section, label))
         if isinstance(section, ModelSection):
             errors.extend(_model_section_errors(section, label))
         elif isinstance(section, ContribSection):
@@ -577,6 +579,43 @@ def check_sections(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
             errors.extend(_unordered_warning(label, items))
             errors.extend(_location_warning(label, items, section.location))
     return errors
+
+
+#: Each engine flag and the hooks whose override it declares (W009).
+SECTION_FLAG_HOOKS: dict[str, tuple[str, ...]] = {
+    "varies_per_item": ("get_changefreq", "get_priority"),
+    "has_lastmod": ("lastmod",),
+    "defines_own_pages": ("index_pages",),
+    "writes_own_entries": ("page_entries",),
+    "defines_own_page_info": ("page_info",),
+}
+
+
+def _undeclared_flag_warnings(section: Any, label: str) -> list[CheckMessage]:
+    """W009: a hook overridden (or given as an option) while its flag stays
+    False: the engine asks the flag, so the hook may never be called."""
+    found = [
+        (type(section).__qualname__, hook, flag)
+        for flag, hooks in SECTION_FLAG_HOOKS.items()
+        if not getattr(section, flag) and (hook := undeclared_hook(section, flag, hooks))
+    ]
+    found += [
+        (f"extension {type(extension).__qualname__}", "versions", "gives_versions")
+        for extension in section.extensions
+        if not extension.gives_versions
+        and undeclared_hook(extension, "gives_versions", ("versions",))
+    ]
+    return [
+        Warning(
+            f"{label}: {owner} defines {hook}() but leaves {flag} False; the engine asks "
+            f"{flag}, not which methods are defined, so {hook}() may not be called.",
+            hint=f"Set {flag} = True beside {hook}() (or {flag} = False to say it is "
+            "not needed): docs/sections.md, 'What the engine asks a section'.",
+            obj=section,
+            id=f"{ID}.W009",
+        )
+        for owner, hook, flag in found
+    ]
 
 
 class _QueryRefused(Exception):

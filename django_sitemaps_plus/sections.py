@@ -25,7 +25,6 @@ import datetime as dt
 import html
 import inspect
 import logging
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -43,7 +42,7 @@ from django.utils import translation
 
 from django_sitemaps_plus import blocks, layout, names, pagination, reads, render
 from django_sitemaps_plus.conf import conf
-from django_sitemaps_plus.extensions.base import Extension, defined_before, loc_budget
+from django_sitemaps_plus.extensions.base import Extension, loc_budget
 from django_sitemaps_plus.lastmod import (
     LastmodSpec,
     LastmodValue,
@@ -194,10 +193,9 @@ class Section:
     invalidated_by: Sequence[type[models.Model]] = ()
 
     # What the engine asks of a section ---------------------------------------
-    # Each is answered by the class; a subclass that defines the method named
-    # beside it and does not set the answer itself gets True when the class
-    # is made (``__init_subclass__``), so a subclass written before these
-    # questions existed is served as before.
+    # Each is declared by the class: a subclass that overrides the method
+    # named beside a flag sets the flag too (check W009 warns when it does
+    # not). The engine never looks at which methods a subclass defines.
 
     #: Whether changefreq or priority may differ between items: each entry
     #: then asks ``get_changefreq(item)`` and ``get_priority(item)``; else
@@ -222,47 +220,11 @@ class Section:
     #: (``page_info``)
     defines_own_page_info: ClassVar[bool] = False
 
-    #: Each question above, and the methods whose definition answers it.
-    _ANSWERED_BY: ClassVar[dict[str, tuple[str, ...]]] = {
-        "varies_per_item": ("get_changefreq", "get_priority"),
-        "has_lastmod": ("lastmod",),
-        "defines_own_pages": ("index_pages",),
-        "writes_own_entries": ("page_entries",),
-        "defines_own_page_info": ("page_info",),
-    }
-
-    #: Hooks that had private names before they were documented: a subclass
-    #: defining the old name is served as if it defined the new one (with a
-    #: ``DeprecationWarning``), and the old name still calls the hook.
-    _RENAMED: ClassVar[dict[str, str]] = {"_page_rows": "page_rows", "_range_rows": "range_rows"}
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        own = vars(cls)
-        for old, new in Section._RENAMED.items():
-            if old in own and new not in own:
-                warnings.warn(
-                    f"{cls.__qualname__}.{old}() is now {new}(): rename the override.",
-                    DeprecationWarning,
-                    stacklevel=2,
-                )
-                setattr(cls, new, own[old])
-            elif new in own and old not in own:
-                setattr(cls, old, own[new])
-        for flag, methods in Section._ANSWERED_BY.items():
-            if defined_before(cls, flag, methods):
-                setattr(cls, flag, True)
-
     def __init__(self, **options: Any) -> None:
         for key, value in options.items():
             if not hasattr(type(self), key):
                 raise TypeError(f"{type(self).__name__} has no option {key!r}")
             setattr(self, key, value)
-        # A method given as an option (``register(Page, get_priority=...)``)
-        # answers its question as a subclass's method does.
-        for flag, methods in self._ANSWERED_BY.items():
-            if flag not in options and any(name in options for name in methods):
-                setattr(self, flag, True)
 
     # What a site overrides ---------------------------------------------------
 
@@ -681,8 +643,6 @@ class Section:
         for start in range(0, len(items), BATCH_ROWS):
             end = start + BATCH_ROWS
             yield self._plain_rows(items[start:end], lastmods[start:end], site)
-
-    _page_rows = page_rows
 
     def _plain_rows(
         self, items: Sequence[Any], lastmods: Sequence[LastmodValue], site: SiteContext

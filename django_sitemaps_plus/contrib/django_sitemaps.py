@@ -102,6 +102,7 @@ class ContribSection(Section):
     #: Pages follow the sitemap's paginator; entries come from its ``get_urls()``.
     defines_own_pages: ClassVar[bool] = True
     writes_own_entries: ClassVar[bool] = True
+    defines_own_page_info: ClassVar[bool] = True
 
     def __init__(self, sitemap: Sitemap[Any] | type[Sitemap[Any]], **options: Any) -> None:
         sitemap_class = sitemap if isinstance(sitemap, type) else type(sitemap)
