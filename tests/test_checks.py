@@ -260,6 +260,21 @@ def test_w009_not_raised_for_the_package_s_own_sections(registry):
     assert "sitemaps_plus.W009" not in ids()
 
 
+def test_a_section_s_own_check_is_asked_by_manage_py_check(registry):
+    from django.core.checks import Warning
+
+    class Shop(ModelSection):
+        def check(self):
+            return [*super().check(), Warning("Checked.", id="shop.W001")]
+
+    register(Article)(Shop)
+    register(NoUrl)
+    messages = [
+        m.id for m in run_checks() if m.id and m.id.split(".")[0] in ("shop", "sitemaps_plus")
+    ]
+    assert sorted(messages) == ["shop.W001", "sitemaps_plus.E002"]
+
+
 @override_settings(
     SITEMAPS_PLUS={},
     INSTALLED_APPS=[
