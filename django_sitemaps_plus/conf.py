@@ -75,7 +75,7 @@ class Setting(Generic[T]):
         return [Error(message, hint=self.hint, id=self.check_id)]
 
 
-def is_number(value: Any, *, minimum: float, integer: bool = False) -> bool:
+def _is_number(value: Any, *, minimum: float, integer: bool = False) -> bool:
     """Whether ``value`` is a number (an integer when ``integer``; never a
     bool) of at least ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -90,7 +90,7 @@ def _at_least(minimum: float, *, integer: bool = False, nullable: bool = False) 
     problem = f"must be {kind} of at least {minimum}" + (" or None" if nullable else "")
 
     def validate(value: Any) -> str | None:
-        if (nullable and value is None) or is_number(value, minimum=minimum, integer=integer):
+        if (nullable and value is None) or _is_number(value, minimum=minimum, integer=integer):
             return None
         return problem
 
@@ -101,7 +101,7 @@ def _integers(low: int, high: int, problem: str) -> Validator:
     """An integer (not a bool) from ``low`` to ``high``; ``problem`` may name them."""
     text = problem.format(low=low, high=high)
     return lambda value: (
-        None if is_number(value, minimum=low, integer=True) and value <= high else text
+        None if _is_number(value, minimum=low, integer=True) and value <= high else text
     )
 
 

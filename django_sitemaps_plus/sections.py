@@ -11,7 +11,9 @@ number of queries: which pages exist and their lastmod (``index_pages``),
 what one page's lastmod is (``page_info``), and the page's ``<url>`` entries
 (``page_entries``), streamed. What an index lists is ``listed_pages``: the
 pages of ``index_pages`` without any that would have no URL (a sample read
-shows the section's items give URLs).
+shows the section's items give URLs). A subclass declares what it overrides
+through flags (``varies_per_item``...), and ``check()`` gives its system
+check messages.
 
 What a section asks its parts: ``render`` writes rows as entries, ``reads``
 reads a page's rows, ``blocks`` gives a model section's key blocks in SQL,
