@@ -504,7 +504,7 @@ def rss_case(case: Case, args: argparse.Namespace) -> None:
 # Verification ------------------------------------------------------------------
 
 URL_RE = re.compile(r"<url><loc>([^<]*)</loc>(?:<lastmod>([^<]*)</lastmod>)?")
-# The comment: the URL count the styled view shows (xml.sitemap_entry).
+# The comment: the URL count the styled view shows (xml.stream_index).
 INDEX_RE = re.compile(
     r"<sitemap><loc>([^<]*)</loc>(?:<lastmod>([^<]*)</lastmod>)?(?:<!--[^>]*-->)?</sitemap>"
 )

@@ -20,7 +20,7 @@ from django.db.models import Count, Func, Max, Sum, Value
 from django.db.models.constants import LOOKUP_SEP
 from django.db.models.sql.compiler import SQLCompiler
 
-from django_sitemaps_plus.lastmod import LastmodSpec, LastmodValue, latest
+from django_sitemaps_plus.lastmod import LastmodSpec, LastmodValue, file_lastmod, latest
 
 
 class PkPage(Func):
@@ -61,9 +61,8 @@ class BlockFigures:
 
     @property
     def file_lastmod(self) -> LastmodValue:
-        """The lastmod of a file of these rows: none when any row has none
-        (a new undated row must not be hidden by a 304)."""
-        return None if self.undated else self.lastmod
+        """The lastmod of a file of these rows (``lastmod.file_lastmod``)."""
+        return file_lastmod(self.lastmod, self.undated)
 
 
 def _block_figures(row: dict[str, Any]) -> BlockFigures:

@@ -346,7 +346,7 @@ def _write_interim_index(
     lastmods are never older than those files' (at worst newer than a file
     not rewritten yet, which costs a crawler one needless fetch).
     """
-    entries: list[str] = []
+    entries: list[xml.IndexedFile] = []
     moved = False
     for name in sorted(previous):
         match = names.FILE_NAME_RE.fullmatch(name)
@@ -359,9 +359,9 @@ def _write_interim_index(
         lastmod = old_text
         if new_text and (old_value is None or (_lastmod_value(new_text) or old_value) > old_value):
             lastmod, moved = new_text, True
-        loc = xml.escape(_file_loc(site, match[1], int(match[2]), "xml"))
-        urls = info.get("urls") if stylesheet else None
-        entries.append(xml.sitemap_entry(loc, lastmod, urls if isinstance(urls, int) else None))
+        urls = info.get("urls")
+        loc = _file_loc(site, match[1], int(match[2]), "xml")
+        entries.append(xml.IndexedFile(loc, lastmod, urls if isinstance(urls, int) else None))
     if not moved or not entries:
         return False
     path = storage_name(INDEX_NAME, prefix)
@@ -790,7 +790,7 @@ def finish(
     result.written.clear()
     result.urls = 0
     new: dict[str, Any] = {}
-    entries: list[str] = []
+    entries: list[xml.IndexedFile] = []
     for job in plan.jobs:
         record = cast("dict[str, Any]", records[job.key])
         new.update(record["files"])
@@ -799,8 +799,7 @@ def finish(
             result.skipped.extend(record["skipped"])
         else:
             result.resumed.extend(job.files(plan.text))
-        count = job.urls if plan.stylesheet else None
-        entries.append(xml.sitemap_entry(xml.escape(job.loc), job.lastmod, count))
+        entries.append(xml.IndexedFile(job.loc, job.lastmod, job.urls))
         result.urls += job.urls
     old = {INDEX_NAME: plan.index_previous} if plan.index_previous else {}
     writer = _Writer(storage, plan.prefix, plan.gzip, old, result, renew)
@@ -1089,12 +1088,12 @@ def generate_from_urls(
             files.append(name)
             robots.append(f"Sitemap: {origin}{url_prefix}{name}")
         else:
-            entries: list[str] = []
+            entries: list[xml.IndexedFile] = []
             for number, part in enumerate(parts, 1):
                 name = f"sitemap-{number}.{fmt}"
                 write_atomic(storage, name, part)
                 files.append(name)
-                entries.append(xml.sitemap_entry(xml.escape(f"{origin}{url_prefix}{name}"), None))
+                entries.append(xml.IndexedFile(f"{origin}{url_prefix}{name}", None))
                 if fmt == "txt":
                     robots.append(f"Sitemap: {origin}{url_prefix}{name}")
             if fmt == "xml":

@@ -1,96 +1,52 @@
 """System checks: misconfiguration is reported by ``manage.py check``.
 
-Every problem has a stable id, listed in docs/checks.md.
+Every problem has a stable id, listed in docs/checks.md. Each setting's check
+is its row of ``conf.SETTINGS``; each section's are its ``check()``
+(``Section``, ``ModelSection``, ``ContribSection``), and each extension's its
+``check(section)``. The functions here register them with Django, with the
+checks that span several settings or the cache.
 """
 
 from __future__ import annotations
 
 import difflib
-import re
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
-from functools import partial
-from itertools import islice
+from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.apps import apps
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
-from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
-from django.db import DatabaseError, connections, models
-from django.urls import NoReverseMatch
-from django.utils.module_loading import import_string
 
-from django_sitemaps_plus import indexnow, protocol
-from django_sitemaps_plus.conf import DEFAULTS, conf
-from django_sitemaps_plus.lastmod import LastmodFieldError, LastmodSpec
+from django_sitemaps_plus.conf import DEFAULTS, SETTINGS, conf
+from django_sitemaps_plus.registry import site
 
 ID = "sitemaps_plus"
+
+
+def _setting_errors(tag: str) -> list[CheckMessage]:
+    """Each setting of ``tag`` judged by its row of ``conf.SETTINGS``."""
+    return [
+        error
+        for name, setting in SETTINGS.items()
+        if setting.tag == tag
+        for error in setting.errors(f"SITEMAPS_PLUS[{name!r}]", conf.get(name))
+    ]
 
 
 @register(Tags.compatibility)
 def check_settings(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> list[CheckMessage]:
     errors: list[CheckMessage] = _namespace_errors()
-    base = conf.BASE_URL
-    if base is not None:
-        parts = urlsplit(base)
-        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path or parts.query:
-            errors.append(
-                Error(
-                    f"SITEMAPS_PLUS['BASE_URL'] = {base!r} is not an absolute http(s) URL of a "
-                    "site root.",
-                    hint="Use a scheme and host only, e.g. 'https://example.com'.",
-                    id=f"{ID}.E003",
-                )
-            )
-    elif not apps.is_installed("django.contrib.sites") and not _has_site_resolver():
+    errors.extend(_setting_errors(Tags.compatibility))
+    if (
+        not conf.get("BASE_URL")
+        and not apps.is_installed("django.contrib.sites")
+        and not _has_site_resolver()
+    ):
         errors.append(
             Warning(
                 "Sitemap URLs will be built from each request's Host header.",
                 hint="Set SITEMAPS_PLUS['BASE_URL'] (or use django.contrib.sites) so every "
                 "sitemap names one canonical scheme and host.",
                 id=f"{ID}.W002",
-            )
-        )
-    errors.extend(_site_resolver_errors())
-    errors.extend(_validation_runner_errors())
-    errors.extend(_limit_errors("SITEMAPS_PLUS['LIMIT']", conf.get("LIMIT")))
-    errors.extend(_loc_length_errors("SITEMAPS_PLUS['MAX_LOC_LENGTH']", conf.get("MAX_LOC_LENGTH")))
-    errors.extend(_html_sitemap_errors())
-    return errors
-
-
-#: A template block name as ``{% block %}`` takes it: one word.
-_BLOCK_NAME_RE = re.compile(r"\w+")
-
-
-def _html_sitemap_errors() -> list[CheckMessage]:
-    """The HTML sitemap's page size, base template and block (E023)."""
-    errors = _range_errors(
-        "SITEMAPS_PLUS['HTML_SITEMAP_PAGE_SIZE']",
-        conf.get("HTML_SITEMAP_PAGE_SIZE"),
-        1,
-        protocol.MAX_URLS_PER_FILE,
-        "an HTML sitemap page holds {low:,} to {high:,} links",
-        hint="A few hundred links per page keep it readable; the default is 500.",
-        id=f"{ID}.E023",
-    )
-    base = conf.get("HTML_SITEMAP_BASE_TEMPLATE")
-    if not isinstance(base, str) or not base:
-        errors.append(
-            Error(
-                f"SITEMAPS_PLUS['HTML_SITEMAP_BASE_TEMPLATE'] = {base!r} is not a template name.",
-                hint="The template the HTML sitemap extends, e.g. 'base.html'.",
-                id=f"{ID}.E023",
-            )
-        )
-    block = conf.get("HTML_SITEMAP_BLOCK")
-    if not isinstance(block, str) or not _BLOCK_NAME_RE.fullmatch(block):
-        errors.append(
-            Error(
-                f"SITEMAPS_PLUS['HTML_SITEMAP_BLOCK'] = {block!r} is not a block name.",
-                hint="The block of the base template the HTML sitemap fills, e.g. 'content'.",
-                id=f"{ID}.E023",
             )
         )
     return errors
@@ -139,59 +95,12 @@ def _has_site_resolver() -> bool:
     return bool(conf.get("SITE_RESOLVER") or app_resolver_path())
 
 
-def _callable_path_errors(name: str, hint: str, check_id: str) -> list[CheckMessage]:
-    """An error when ``SITEMAPS_PLUS[name]`` is set but names no callable."""
-    path = conf.get(name)
-    if path is None:
-        return []
-    problem = None
-    if not isinstance(path, str) or not path:
-        problem = "is not a dotted path"
-    else:
-        try:
-            target = import_string(path)
-        except ImportError as exc:
-            problem = f"cannot be imported ({exc})"
-        else:
-            if not callable(target):
-                problem = "is not callable"
-    if problem is None:
-        return []
-    return [Error(f"SITEMAPS_PLUS[{name!r}] = {path!r} {problem}.", hint=hint, id=check_id)]
-
-
-def _site_resolver_errors() -> list[CheckMessage]:
-    return _callable_path_errors(
-        "SITE_RESOLVER",
-        "The dotted path of a callable(request or None) returning a "
-        "django_sitemaps_plus.location.SiteContext, or None.",
-        f"{ID}.E016",
-    )
-
-
-def _validation_runner_errors() -> list[CheckMessage]:
-    return _callable_path_errors(
-        "VALIDATION_RUNNER",
-        "The dotted path of a callable(run_id) that runs "
-        "django_sitemaps_plus.site_validation.run(run_id) in the background, "
-        "e.g. a Celery task's delay; or None for a thread of the web process.",
-        f"{ID}.E030",
-    )
-
-
-def _is_number(value: Any, *, minimum: float, integer: bool = False) -> bool:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    if integer and not isinstance(value, int):
-        return False
-    return value >= minimum
-
-
 @register(Tags.caches)
 def check_serving_settings(
     app_configs: Sequence[Any] | None = None, **kwargs: Any
 ) -> list[CheckMessage]:
-    """Cached serving, static builds and IndexNow settings (E011-E015, E018-E022, E024)."""
+    """Cached serving, static builds and IndexNow settings (E011-E015, E018-E022, E024):
+    their rows of ``conf.SETTINGS`` and the checks across settings."""
     from django.conf import settings
 
     errors: list[CheckMessage] = []
@@ -218,65 +127,8 @@ def check_serving_settings(
                     id=f"{ID}.E011",
                 )
             )
-    numbers = [
-        ("CACHE_TIMEOUT", get("CACHE_TIMEOUT"), 1, True, True),
-        ("CACHE_LOCK_TIMEOUT", get("CACHE_LOCK_TIMEOUT"), 1, True, False),
-        ("CACHE_LOCK_WAIT", get("CACHE_LOCK_WAIT"), 0, False, False),
-        ("CACHE_BREAKER_SECONDS", get("CACHE_BREAKER_SECONDS"), 0, False, False),
-        ("INDEXNOW_TIMEOUT", get("INDEXNOW_TIMEOUT"), 0.1, False, False),
-        ("INDEXNOW_MAX_ATTEMPTS", get("INDEXNOW_MAX_ATTEMPTS"), 1, True, False),
-    ]
-    for name, value, minimum, integer, nullable in numbers:
-        if nullable and value is None:
-            continue
-        if not _is_number(value, minimum=minimum, integer=integer):
-            kind = "an integer" if integer else "a number"
-            errors.append(
-                Error(
-                    f"SITEMAPS_PLUS[{name!r}] = {value!r} must be {kind} of at least {minimum}"
-                    + (" or None." if nullable else "."),
-                    id=f"{ID}.E012",
-                )
-            )
-    stale = get("CACHE_STALE_SECONDS")
-    if not _is_number(stale, minimum=0):
-        errors.append(
-            Error(
-                f"SITEMAPS_PLUS['CACHE_STALE_SECONDS'] = {stale!r} must be a number of seconds, "
-                "0 or more.",
-                hint="How long after a change a file's previous version may still be served "
-                "while another process renders the new one; 0 never serves it.",
-                id=f"{ID}.E024",
-            )
-        )
-    control = get("CACHE_CONTROL")
-    if control is not None and not isinstance(control, str):
-        errors.append(
-            Error(
-                f"SITEMAPS_PLUS['CACHE_CONTROL'] = {control!r} must be a header value or None.",
-                hint="For example 'public, max-age=300'.",
-                id=f"{ID}.E018",
-            )
-        )
-    serve_built = get("SERVE_BUILT")
-    if serve_built not in (None, "serve", "redirect"):
-        errors.append(
-            Error(
-                f"SITEMAPS_PLUS['SERVE_BUILT'] = {serve_built!r} is not None, 'serve' or "
-                "'redirect'.",
-                id=f"{ID}.E013",
-            )
-        )
-    storage = get("BUILD_STORAGE")
-    if storage is not None and storage not in getattr(settings, "STORAGES", {}):
-        errors.append(
-            Error(
-                f"SITEMAPS_PLUS['BUILD_STORAGE'] = {storage!r} is not an alias of STORAGES.",
-                hint="Add it to settings.STORAGES, or leave it None to use BUILD_DIR.",
-                id=f"{ID}.E014",
-            )
-        )
-    elif storage is None and serve_built and not get("BUILD_DIR"):
+    errors.extend(_setting_errors(Tags.caches))
+    if get("BUILD_STORAGE") is None and get("SERVE_BUILT") and not get("BUILD_DIR"):
         errors.append(
             Error(
                 "SITEMAPS_PLUS['SERVE_BUILT'] is set but there is no BUILD_STORAGE or "
@@ -286,17 +138,11 @@ def check_serving_settings(
                 id=f"{ID}.E019",
             )
         )
-    key = get("INDEXNOW_KEY")
-    if key and not (isinstance(key, str) and indexnow.KEY_RE.fullmatch(key)):
-        errors.append(
-            Error(
-                "SITEMAPS_PLUS['INDEXNOW_KEY'] must be 8 to 128 characters of a-z, A-Z, 0-9 "
-                "and '-'.",
-                hint="IndexNow protocol: https://www.indexnow.org/documentation",
-                id=f"{ID}.E015",
-            )
-        )
-    if key and not get("BASE_URL") and not apps.is_installed("django.contrib.sites"):
+    if (
+        get("INDEXNOW_KEY")
+        and not get("BASE_URL")
+        and not apps.is_installed("django.contrib.sites")
+    ):
         errors.append(
             Error(
                 "SITEMAPS_PLUS['INDEXNOW_KEY'] is set, but URLs queued on a save have no "
@@ -305,34 +151,12 @@ def check_serving_settings(
                 id=f"{ID}.E020",
             )
         )
-    endpoint = get("INDEXNOW_ENDPOINT")
-    parts = urlsplit(endpoint) if isinstance(endpoint, str) else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-        errors.append(
-            Error(
-                f"SITEMAPS_PLUS['INDEXNOW_ENDPOINT'] = {endpoint!r} is not an http(s) URL.",
-                hint="The default, 'https://api.indexnow.org/indexnow', shares submissions "
-                "with every participating engine.",
-                id=f"{ID}.E021",
-            )
-        )
-    batch = get("INDEXNOW_BATCH_SIZE")
-    if not (_is_number(batch, minimum=1, integer=True) and batch <= 10_000):
-        errors.append(
-            Error(
-                f"SITEMAPS_PLUS['INDEXNOW_BATCH_SIZE'] = {batch!r} is not 1 to 10,000.",
-                hint="IndexNow accepts at most 10,000 URLs per submission.",
-                id=f"{ID}.E022",
-            )
-        )
     return errors
 
 
 def _measured_sections() -> list[str]:
     """The names of the registered sections whose files are measured (their
     blocks and layout kept in the sitemap cache)."""
-    from django_sitemaps_plus.registry import site
-
     return [s.get_name() for s in site if s.measures_files()]
 
 
@@ -495,271 +319,7 @@ def check_cache_timeouts(
     ]
 
 
-def _range_errors(
-    where: str, value: Any, low: int, high: int, problem: str, hint: str, id: str
-) -> list[CheckMessage]:
-    """An error unless ``value`` is an integer (not a bool) from ``low`` to ``high``."""
-    if _is_number(value, minimum=low, integer=True) and value <= high:
-        return []
-    return [Error(f"{where} = {value!r}: {problem.format(low=low, high=high)}.", hint=hint, id=id)]
-
-
-def _limit_errors(where: str, limit: Any) -> list[CheckMessage]:
-    return _range_errors(
-        where,
-        limit,
-        1,
-        protocol.MAX_URLS_PER_FILE,
-        "a sitemap file holds {low:,} to {high:,} URLs",
-        hint="sitemaps.org/protocol.html#index: at most 50,000 URLs per file.",
-        id=f"{ID}.E004",
-    )
-
-
-def _loc_length_errors(where: str, length: Any) -> list[CheckMessage]:
-    return _range_errors(
-        where,
-        length,
-        protocol.XSD_MIN_LOC_LENGTH,
-        protocol.MAX_LOC_LENGTH,
-        "must be {low:,} to {high:,} characters",
-        hint="sitemaps.org: a URL must be less than 2,048 characters.",
-        id=f"{ID}.E009",
-    )
-
-
 @register(Tags.compatibility)
 def check_sections(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> list[CheckMessage]:
-    from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
-    from django_sitemaps_plus.names import SECTION_NAME_RE
-    from django_sitemaps_plus.registry import site
-    from django_sitemaps_plus.sections import ModelSection, call_with_site
-
-    errors: list[CheckMessage] = []
-    for section in site:
-        name = section.get_name()
-        label = f"Sitemap section {name!r}"
-        if not SECTION_NAME_RE.fullmatch(name):
-            errors.append(
-                Error(
-                    f"{label}: the name must be a lowercase slug (it is used in file names).",
-                    hint="Set name = 'articles' (letters, digits, '-' and '_').",
-                    obj=section,
-                    id=f"{ID}.E005",
-                )
-            )
-        if section.limit is not None:
-            errors.extend(_limit_errors(f"{label}: limit", section.limit))
-        if section.max_loc_length is not None:
-            errors.extend(_loc_length_errors(f"{label}: max_loc_length", section.max_loc_length))
-        if section.changefreq is not None and section.changefreq not in protocol.CHANGEFREQ_VALUES:
-            errors.append(
-                Error(
-                    f"{label}: changefreq {section.changefreq!r} is not a protocol value.",
-                    hint="One of: " + ", ".join(sorted(protocol.CHANGEFREQ_VALUES)) + ".",
-                    obj=section,
-                    id=f"{ID}.E008",
-                )
-            )
-        if section.priority is not None and not (
-            protocol.MIN_PRIORITY <= float(section.priority) <= protocol.MAX_PRIORITY
-        ):
-            errors.append(
-                Error(
-                    f"{label}: priority {section.priority!r} is outside 0.0 to 1.0.",
-                    obj=section,
-                    id=f"{ID}.E008",
-                )
-            )
-        # Each extension checks its own configuration (ids E101-E139).
-        for extension in section.extensions:
-            errors.extend(extension.check(section))
-        if isinstance(section, ModelSection):
-            errors.extend(_model_section_errors(section, label))
-        elif isinstance(section, ContribSection):
-            errors.extend(_unordered_warning(label, section.sitemap.items))
-            sitemap = section.sitemap
-            # Contrib's own calls: (item, language) pairs when i18n is on.
-            items = getattr(sitemap, "_items", sitemap.items)
-            locate = getattr(sitemap, "_location", sitemap.location)
-            errors.extend(_location_warning(label, items, locate))
-        else:
-            items = partial(call_with_site, section.items, None)
-            errors.extend(_unordered_warning(label, items))
-            errors.extend(_location_warning(label, items, section.location))
-    return errors
-
-
-class _QueryRefused(Exception):
-    """Raised by the execute wrapper of ``_items_without_queries``."""
-
-
-def _refuse_query(*args: Any) -> Any:
-    raise _QueryRefused
-
-
-def _items_without_queries(items: Callable[[], Any]) -> Any:
-    """``items()``, or None when it runs a query (or fails).
-
-    System checks run before ``migrate`` (the tables may not exist yet) and
-    must not query: an ``items()`` that returns a lazy queryset is inspected;
-    one that queries (``list(...)``, a count) is not, and its query is refused
-    before it reaches the database.
-    """
-    with _queries_refused():
-        try:
-            return items()
-        except (_QueryRefused, DatabaseError):
-            return None
-
-
-@contextmanager
-def _queries_refused() -> Iterator[None]:
-    """Every query on every connection raises ``_QueryRefused`` in the block."""
-    with ExitStack() as stack:
-        for connection in connections.all():
-            stack.enter_context(connection.execute_wrapper(_refuse_query))
-        yield
-
-
-#: Items whose ``location()`` W008 tries: the first of ``items()``.
-LOCATION_SAMPLE = 10
-
-
-def _location_warning(
-    label: str, items_method: Callable[[], Any], locate: Callable[[Any], Any]
-) -> list[CheckMessage]:
-    """W008: ``location()`` raised for every item of a sample (the first
-    ``LOCATION_SAMPLE`` of ``items()``), so the section's files would list
-    no URL: the index leaves them out (``Section.listed_pages``), and the
-    site owner should know. Only items that come without a query (a list of
-    URL names or paths) are sampled; a location that queries is not judged."""
-    failures: list[str] = []
-    with _queries_refused():
-        try:
-            items = items_method()
-            if isinstance(items, models.QuerySet):
-                return []
-            sample = list(islice(items, LOCATION_SAMPLE))
-            for item in sample:
-                try:
-                    locate(item)
-                except (_QueryRefused, DatabaseError):
-                    return []
-                except Exception as exc:
-                    failures.append(f"{item!r} ({type(exc).__name__}: {exc})")
-                else:
-                    return []
-        except Exception:  # items() queried or failed: not this check's to judge
-            return []
-    if not failures:
-        return []
-    shown = "; ".join(failures[:3]) + ("; ..." if len(failures) > 3 else "")
-    return [
-        Warning(
-            f"{label}: location() failed for each of the first {len(failures)} items "
-            f"of items(): {shown}. Its files would list no URL, so the index leaves "
-            "them out (and an error is logged when it does).",
-            hint="Fix location() or get_absolute_url(), or the URL names items() lists: "
-            "each must be a URL name of this project's URLconf (or a path).",
-            id=f"{ID}.W008",
-        )
-    ]
-
-
-def _unordered_warning(label: str, items_method: Callable[[], Any]) -> list[CheckMessage]:
-    items = _items_without_queries(items_method)
-    if isinstance(items, models.QuerySet) and not items.ordered:
-        return [
-            Warning(
-                f"{label}: items() returns an unordered queryset, so its pages may overlap "
-                "or skip rows between requests.",
-                hint="Add .order_by('pk') (or another unique ordering) to items().",
-                id=f"{ID}.W001",
-            )
-        ]
-    return []
-
-
-def _model_section_errors(section: Any, label: str) -> list[CheckMessage]:
-    errors: list[CheckMessage] = []
-    model = section.get_model()
-    try:
-        LastmodSpec(model, section.lastmod_fields, section.lastmod_fallbacks)
-    except LastmodFieldError as exc:
-        errors.append(
-            Error(
-                f"{label}: {exc}.",
-                hint="lastmod_fields names DateField/DateTimeField paths, e.g. "
-                "'updated_at' or 'comments__created_at'; lastmod_fallbacks maps one of "
-                "them (an own field) to own fields of the same kind.",
-                obj=section,
-                id=f"{ID}.E001",
-            )
-        )
-    try:
-        section._check_integer_pk()
-    except ImproperlyConfigured as exc:
-        errors.append(
-            Error(
-                str(exc),
-                hint="Register a Section (or a contrib Sitemap) for this model instead.",
-                obj=section,
-                id=f"{ID}.E006",
-            )
-        )
-    from django_sitemaps_plus.sections import ModelSection
-
-    overrides_location = type(section).location is not ModelSection.location
-    if section.url_name:
-        errors.extend(_url_name_errors(section, label, model))
-    elif not overrides_location and not hasattr(model, "get_absolute_url"):
-        errors.append(
-            Error(
-                f"{label}: {model._meta.label} has no get_absolute_url() and the section "
-                "defines neither location() nor url_name.",
-                hint="Add get_absolute_url() to the model, or set url_name and url_kwargs.",
-                obj=section,
-                id=f"{ID}.E002",
-            )
-        )
-    return errors
-
-
-def _url_name_errors(section: Any, label: str, model: type[models.Model]) -> list[CheckMessage]:
-    errors: list[CheckMessage] = []
-    for kwarg, field in section.url_kwargs.items():
-        try:
-            model._meta.get_field(field)
-        except FieldDoesNotExist:
-            errors.append(
-                Error(
-                    f"{label}: url_kwargs[{kwarg!r}] names {field!r}, which is not a field "
-                    f"of {model._meta.label}.",
-                    obj=section,
-                    id=f"{ID}.E007",
-                )
-            )
-    if errors:
-        return errors
-    try:
-        template = section.location_template()
-        if not template.fast:
-            # No probe value reversed: the name may not exist at all.
-            from django.urls import reverse
-
-            try:
-                reverse(section.url_name, kwargs=dict.fromkeys(section.url_kwargs, "1"))
-            except NoReverseMatch as missing:
-                if "not found" in str(missing):
-                    raise
-    except NoReverseMatch as exc:
-        errors.append(
-            Error(
-                f"{label}: url_name {section.url_name!r} does not reverse with kwargs "
-                f"{sorted(section.url_kwargs)}: {exc}",
-                obj=section,
-                id=f"{ID}.E007",
-            )
-        )
-    return errors
+    """Each registered section's own checks (``Section.check()``)."""
+    return [message for section in site for message in section.check()]

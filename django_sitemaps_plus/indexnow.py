@@ -26,7 +26,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from django.db import models, transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils import timezone
 
-from django_sitemaps_plus import http, locks, quiet
+from django_sitemaps_plus import http, locks, protocol, quiet
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.location import absolute_location, site_context
 from django_sitemaps_plus.registry import site
@@ -58,9 +57,6 @@ LOCK_TTL = 600
 SIGNIFICANT_WINDOW = 120
 #: Longest wait between two attempts, and after a failed run.
 MAX_BACKOFF = 300
-#: IndexNow: "up to 10,000 URLs per post" (https://www.indexnow.org/documentation).
-MAX_URLS_PER_POST = 10_000
-KEY_RE = re.compile(r"[A-Za-z0-9-]{8,128}")
 BEFORE_ATTR = "_sitemaps_plus_lastmod_before"
 
 
@@ -349,7 +345,7 @@ def submit_pending(
         result.remaining = _queued(cache)
         return result
     attempts = max_attempts or conf.INDEXNOW_MAX_ATTEMPTS
-    batch_size = min(conf.INDEXNOW_BATCH_SIZE, MAX_URLS_PER_POST)
+    batch_size = min(conf.INDEXNOW_BATCH_SIZE, protocol.INDEXNOW_MAX_URLS_PER_POST)
     try:
         head, tail = _bounds(cache)
         while head < tail:

@@ -382,16 +382,20 @@ def latest(values: Sequence[LastmodValue]) -> LastmodValue:
     return best
 
 
-def latest_of_all(values: Sequence[LastmodValue]) -> LastmodValue:
-    """The newest of ``values``, or None when any is None (as contrib does).
+def file_lastmod(newest: LastmodValue, undated: bool) -> LastmodValue:
+    """The lastmod of a file (or an index) whose URLs' latest lastmod is
+    ``newest``: none when any of them has none (``undated``), as contrib.
 
-    A file whose URLs do not all have a lastmod has none: its newest date
-    would stay put when a URL without a date is added, and a conditional GET
-    would answer 304 for a file that changed.
+    The one home of this rule: a file's newest date would stay put when a
+    URL without a date is added, and a conditional GET would answer 304 for
+    a file that changed.
     """
-    if any(value is None for value in values):
-        return None
-    return latest(values)
+    return None if undated else newest
+
+
+def latest_of_all(values: Sequence[LastmodValue]) -> LastmodValue:
+    """``file_lastmod`` of ``values``: their newest, or None when any is None."""
+    return file_lastmod(latest(values), any(value is None for value in values))
 
 
 def day_of(value: Any) -> dt.date | None:

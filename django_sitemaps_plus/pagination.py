@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from django_sitemaps_plus import protocol, xml
-from django_sitemaps_plus.lastmod import LastmodValue, latest, to_utc
+from django_sitemaps_plus.lastmod import LastmodValue, file_lastmod, latest, to_utc
 
 logger = logging.getLogger("django_sitemaps_plus")
 
@@ -115,7 +115,7 @@ def pack(
     last = end_key
     for unit in units:
         if urls and (urls + unit.urls > max_urls or (measured and size + unit.size > room)):
-            lastmod = _file_lastmod(lastmods, undated)
+            lastmod = file_lastmod(latest(lastmods), undated)
             spans.append(Span(len(spans) + 1, after, last, urls, lastmod, _known(size, measured)))
             after, urls, size, lastmods, undated = last, 0, 0, [], False
         urls += unit.urls
@@ -124,7 +124,7 @@ def pack(
         undated = undated or unit.undated
         last = unit.last_key
     if urls:
-        lastmod = _file_lastmod(lastmods, undated)
+        lastmod = file_lastmod(latest(lastmods), undated)
         end = max(last, end_key)
         spans.append(Span(len(spans) + 1, after, end, urls, lastmod, _known(size, measured)))
     return spans
@@ -132,12 +132,6 @@ def pack(
 
 def _known(size: int, measured: bool) -> int | None:
     return size if measured else None
-
-
-def _file_lastmod(lastmods: list[LastmodValue], undated: bool) -> LastmodValue:
-    # A file with any URL without a lastmod has none (as in contrib): a URL
-    # added without a date must not leave the file's lastmod unchanged.
-    return None if undated else latest(lastmods)
 
 
 def pieces(

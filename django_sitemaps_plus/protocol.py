@@ -35,6 +35,13 @@ MAX_LOC_LENGTH: Final = 2_048
 #: Yandex's error reference flags URLs longer than 1,024 characters.
 YANDEX_MAX_LOC_LENGTH: Final = 1_024
 
+# IndexNow (https://www.indexnow.org/documentation) ---------------------------
+
+#: "up to 10,000 URLs per post".
+INDEXNOW_MAX_URLS_PER_POST: Final = 10_000
+#: A key: 8 to 128 characters of a-z, A-Z, 0-9 and '-'.
+INDEXNOW_KEY_RE: Final = re.compile(r"[A-Za-z0-9-]{8,128}")
+
 # Values ---------------------------------------------------------------------
 
 CHANGEFREQ_VALUES: Final = frozenset(

@@ -15,7 +15,7 @@ from django.urls import URLPattern, path, register_converter
 from django.urls.converters import IntConverter, StringConverter
 from django.urls.resolvers import ResolverMatch, RoutePattern
 
-from django_sitemaps_plus import indexnow, names, stylesheet, views
+from django_sitemaps_plus import indexnow, names, protocol, stylesheet, views
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.registry import site
 
@@ -58,7 +58,7 @@ class IndexNowKeyConverter(StringConverter):
     ``/security.txt`` reaches the project's own view.
     """
 
-    regex = indexnow.KEY_RE.pattern
+    regex = protocol.INDEXNOW_KEY_RE.pattern
 
     def to_python(self, value: str) -> str:
         if not conf.INDEXNOW_KEY or value != conf.INDEXNOW_KEY:

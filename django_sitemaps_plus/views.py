@@ -169,8 +169,7 @@ def _index(request: HttpRequest) -> Served:
 
     def prepare() -> Prepared:
         href = stylesheet_href(request)
-        styled = href is not None
-        entries: list[str] = []
+        entries: list[xml.IndexedFile] = []
         lastmods: list[dt.date | dt.datetime | None] = []
         expiries: list[dt.datetime | None] = []
         for section, pages in all_pages():
@@ -178,9 +177,8 @@ def _index(request: HttpRequest) -> Served:
             # A contrib sitemap's own protocol names its files too, as in contrib.
             own = section.own_site(site)
             for page in pages:
-                loc = xml.escape(file_url(request, own, name, page.number, "xml"))
-                count = page.url_count if styled else None
-                entries.append(xml.sitemap_entry(loc, format_w3c(page.lastmod), count))
+                loc = file_url(request, own, name, page.number, "xml")
+                entries.append(xml.IndexedFile(loc, format_w3c(page.lastmod), page.url_count))
                 lastmods.append(page.lastmod)
                 expiries.append(section.page_expires_at(page, site))
         if not entries:

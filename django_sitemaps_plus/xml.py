@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import NamedTuple
 
 from django_sitemaps_plus import protocol
 
@@ -200,22 +201,37 @@ def stream_urlset(
     return _batched(_root_open("urlset", namespaces, stylesheet), entries, "</urlset>\n", label)
 
 
-def sitemap_entry(loc: str, lastmod: str | None, urls: int | None = None) -> str:
-    """One ``<sitemap>`` element of an index; ``loc`` already escaped.
+class IndexedFile(NamedTuple):
+    """One file an index lists."""
 
-    ``urls``, the file's URL count, goes into a comment for the styled view
+    #: Its absolute URL (escaped when written).
+    loc: str
+    #: Its lastmod as W3C text, or None.
+    lastmod: str | None
+    #: Its URL count, for the styled view; None when not known.
+    urls: int | None = None
+
+
+def _sitemap_entry(file: IndexedFile, styled: bool) -> str:
+    """One ``<sitemap>`` element of an index.
+
+    A styled index carries each file's URL count in a comment
     (``stylesheet.py`` shows it): comments are not part of the protocol's
     content model, so the index stays valid against sitemap.xsd, and crawlers
     skip them.
     """
-    count = "" if urls is None else f"<!-- urls: {int(urls)} -->"
-    if lastmod:
-        return f"<sitemap><loc>{loc}</loc><lastmod>{lastmod}</lastmod>{count}</sitemap>\n"
+    loc = escape(file.loc)
+    count = "" if not styled or file.urls is None else f"<!-- urls: {int(file.urls)} -->"
+    if file.lastmod:
+        return f"<sitemap><loc>{loc}</loc><lastmod>{file.lastmod}</lastmod>{count}</sitemap>\n"
     return f"<sitemap><loc>{loc}</loc>{count}</sitemap>\n"
 
 
-def stream_index(entries: Iterable[str], stylesheet: str | None = None) -> Iterator[bytes]:
-    """A ``sitemapindex`` document from pre-rendered ``<sitemap>`` entries."""
+def stream_index(files: Iterable[IndexedFile], stylesheet: str | None = None) -> Iterator[bytes]:
+    """A ``sitemapindex`` document listing ``files``: the one writer of every
+    index (the served one, a build's, a build's interim one, a URL list's)."""
+    styled = stylesheet is not None
+    entries = (_sitemap_entry(file, styled) for file in files)
     return _batched(_root_open("sitemapindex", {}, stylesheet), entries, "</sitemapindex>\n")
 
 

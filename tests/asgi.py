@@ -89,6 +89,7 @@ if mode in ("articles", "cached"):
         clear_url_caches()
 
     class Held(ModelSection):
+        writes_own_entries = True
         name = "articles"
 
         def page_entries(self, number, site, info=None):  # type: ignore[no-untyped-def]
@@ -116,6 +117,7 @@ elif mode == "counted":
     sitemap_cache._wait_for_entry = counting_wait  # type: ignore[assignment]
 
     class Counted(ModelSection):
+        writes_own_entries = True
         name = "counted"
 
         def page_entries(self, number, site, info=None):  # type: ignore[no-untyped-def]

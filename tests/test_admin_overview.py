@@ -234,6 +234,7 @@ def test_a_section_writing_its_own_entries_is_counted_from_its_files(registry):
     from django_sitemaps_plus.location import site_context
 
     class EveryOther(ModelSection):
+        writes_own_entries = True
         model = Article
         lastmod_fields = ["updated_at"]
 

@@ -595,6 +595,7 @@ def test_a_render_failing_midway_stores_nothing_and_frees_the_lock(registry, set
     failing = [True]
 
     class Failing(ModelSection):
+        writes_own_entries = True
         name = "articles"
 
         def page_entries(self, number, site, info=None):  # type: ignore[no-untyped-def]

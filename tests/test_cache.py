@@ -90,6 +90,8 @@ def _stored_entry(path: str) -> sitemap_cache.Entry:
 class CountingSection(Section):
     """A section without a model; counts how often its file is rendered."""
 
+    writes_own_entries = True
+
     name = "counted"
     renders = 0
     delay = 0.0
@@ -855,6 +857,7 @@ class TestLocking:
                 assert waiting.acquire(timeout=10)
 
         class Held(ModelSection):
+            defines_own_page_info = True
             name = "held"
 
             def index_pages(self, site):

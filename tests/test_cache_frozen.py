@@ -284,6 +284,8 @@ def test_a_breaker_of_zero_seconds_asks_the_cache_on_every_call(
 class TrackedSection(Section):
     """A section without a model that counts its renders running at once."""
 
+    writes_own_entries = True
+
     name = "tracked"
     requests = 4
     arriving = 0

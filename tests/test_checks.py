@@ -190,6 +190,91 @@ def test_checks_never_query_items_so_they_run_before_migrate(registry):
     assert ids() == []
 
 
+@pytest.mark.parametrize(
+    ("hook", "flag"),
+    [
+        ("get_changefreq", "varies_per_item"),
+        ("get_priority", "varies_per_item"),
+        ("lastmod", "has_lastmod"),
+        ("index_pages", "defines_own_pages"),
+        ("page_entries", "writes_own_entries"),
+        ("page_info", "defines_own_page_info"),
+    ],
+)
+def test_w009_a_hook_overridden_without_its_flag(registry, hook, flag):
+    def override(self, *args):
+        return getattr(Section, hook)(self, *args)
+
+    class Pages(Section):
+        def items(self):
+            return ["/a/"]
+
+    Overriding = type("Overriding", (Pages,), {hook: override, "name": "overriding"})
+    register(Overriding)
+    [message] = [m for m in run_checks() if m.id == "sitemaps_plus.W009"]
+    assert f"Overriding defines {hook}() but leaves {flag} False" in message.msg
+    # Declared either way, no warning: the class said what it does.
+    for value in (True, False):
+        registry.unregister("overriding")
+        register(type("Declared", (Overriding,), {flag: value}))
+        assert "sitemaps_plus.W009" not in ids()
+
+
+def test_w009_a_hook_given_as_an_option_without_its_flag(registry):
+    class Pages(Section):
+        def items(self):
+            return ["/a/"]
+
+    register(Pages, get_priority=lambda item: 0.3)
+    assert ids() == ["sitemaps_plus.W009"]
+    registry.unregister("pages")
+    register(Pages, get_priority=lambda item: 0.3, varies_per_item=True)
+    assert ids() == []
+
+
+def test_w009_an_extension_defining_versions_without_gives_versions(registry):
+    from django_sitemaps_plus.extensions.base import Extension
+
+    class Twice(Extension):
+        prefix = "x"
+        namespace = "urn:x"
+
+        def versions(self, section, item, data, site, locate):
+            return None
+
+    class Pages(Section):
+        def items(self):
+            return ["/a/"]
+
+    register(Pages, extensions=[Twice()])
+    [message] = [m for m in run_checks() if m.id == "sitemaps_plus.W009"]
+    assert "extension" in message.msg and "gives_versions" in message.msg
+
+
+def test_w009_not_raised_for_the_package_s_own_sections(registry):
+    from django_sitemaps_plus.extensions.news import NewsSection
+
+    register(Article, name="model")
+    register(NewsSection(Article, publication_name="Example", date_field="updated_at"))
+    register(type("Pages", (Sitemap,), {"items": lambda self: ["/a/"], "location": str}))
+    assert "sitemaps_plus.W009" not in ids()
+
+
+def test_a_section_s_own_check_is_asked_by_manage_py_check(registry):
+    from django.core.checks import Warning
+
+    class Shop(ModelSection):
+        def check(self):
+            return [*super().check(), Warning("Checked.", id="shop.W001")]
+
+    register(Article)(Shop)
+    register(NoUrl)
+    messages = [
+        m.id for m in run_checks() if m.id and m.id.split(".")[0] in ("shop", "sitemaps_plus")
+    ]
+    assert sorted(messages) == ["shop.W001", "sitemaps_plus.E002"]
+
+
 @override_settings(
     SITEMAPS_PLUS={},
     INSTALLED_APPS=[

@@ -122,6 +122,8 @@ def test_render_plain_batch_without_or_with_some_lastmods_equals_entry_per_row(l
 
 def test_a_section_with_per_item_priority_is_not_plain():
     class Prioritised(Section):
+        varies_per_item = True
+
         def get_priority(self, item):
             return 0.3
 

@@ -8,8 +8,10 @@ from django.test import override_settings
 
 from django_sitemaps_plus.lastmod import (
     LastmodFieldError,
+    file_lastmod,
     format_w3c,
     latest,
+    latest_of_all,
     resolve_lastmod_path,
 )
 from django_sitemaps_plus.protocol import is_w3c_datetime
@@ -165,3 +167,11 @@ def test_a_fallback_must_be_an_own_field_of_the_same_kind(fallbacks, message):
 
     with pytest.raises(LastmodFieldError, match=message):
         LastmodSpec(Article, list(fallbacks), fallbacks)
+
+
+def test_a_file_with_an_undated_url_has_no_lastmod():
+    newest = dt.datetime(2024, 5, 6, tzinfo=dt.timezone.utc)
+    assert file_lastmod(newest, undated=False) == newest
+    assert file_lastmod(newest, undated=True) is None
+    assert latest_of_all([newest, dt.date(2024, 1, 1)]) == newest
+    assert latest_of_all([newest, None]) is None

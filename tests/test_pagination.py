@@ -597,6 +597,7 @@ def test_a_plain_queryset_grown_past_its_kept_layout_is_not_measured_by_a_file(
 
 
 class _PerItemPriority(Section):
+    varies_per_item = True
     name = "per-item"
 
     def get_priority(self, item: Any) -> float:

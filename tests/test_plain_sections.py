@@ -23,6 +23,8 @@ def _plain(registry, limit: int, with_lastmod: bool = False) -> None:
             return Article.objects.filter(is_published=True).order_by("pk")
 
     class Dated(Listed):
+        has_lastmod = True
+
         def lastmod(self, item):
             return item.updated_at
 

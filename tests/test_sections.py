@@ -1,6 +1,7 @@
-"""The questions the engine asks a section (and an extension) instead of
-comparing its methods with the base class's: each answered by the class,
-set for a subclass that defines the method unless it says otherwise."""
+"""The flags the engine asks a section (and an extension) instead of
+comparing its methods with the base class's: each declared by the class,
+never inferred from the methods it defines (check W009 warns of a hook
+overridden without its flag: tests/test_checks.py)."""
 
 from __future__ import annotations
 
@@ -42,11 +43,13 @@ class _Pages(Section):
 
 
 class _PerItem(_Pages):
+    varies_per_item = True
+
     def get_priority(self, item: Any) -> float:
         return 0.9 if item == "/a/" else 0.1
 
 
-def test_a_subclass_defining_get_priority_varies_per_item():
+def test_a_section_declaring_varies_per_item_asks_each_item():
     assert not _Pages.varies_per_item
     assert _PerItem.varies_per_item
     entries = _entries(_PerItem())
@@ -54,16 +57,20 @@ def test_a_subclass_defining_get_priority_varies_per_item():
     assert "<priority>0.1</priority>" in entries[1]
 
 
-def test_get_changefreq_from_a_mixin_varies_per_item():
+def test_a_hook_without_its_flag_is_not_inferred():
     class Weekly:
         def get_changefreq(self, item: Any) -> str:
             return "weekly" if item == "/a/" else "yearly"
 
     class Mixed(Weekly, _Pages):
-        pass
+        changefreq = "daily"
 
-    assert Mixed.varies_per_item
-    entries = _entries(Mixed())
+    class Declared(Weekly, _Pages):
+        varies_per_item = True
+
+    assert not Mixed.varies_per_item
+    assert all("<changefreq>daily</changefreq>" in entry for entry in _entries(Mixed()))
+    entries = _entries(Declared())
     assert "<changefreq>weekly</changefreq>" in entries[0]
     assert "<changefreq>yearly</changefreq>" in entries[1]
 
@@ -82,9 +89,8 @@ def test_a_section_may_say_it_varies_per_item_as_an_option():
     assert all("<priority>0.5</priority>" in entry for entry in _entries(section))
 
 
-def test_a_method_given_as_an_option_answers_as_a_subclass_does():
-    section = _Pages(get_priority=lambda item: 0.9 if item == "/a/" else 0.1)
-    assert section.varies_per_item and not _Pages.varies_per_item
+def test_a_method_given_as_an_option_is_asked_with_its_flag():
+    section = _Pages(get_priority=lambda item: 0.9 if item == "/a/" else 0.1, varies_per_item=True)
     entries = _entries(section)
     assert "<priority>0.9</priority>" in entries[0]
     assert "<priority>0.1</priority>" in entries[1]
@@ -103,6 +109,8 @@ class _Listed(Section):
 @pytest.mark.django_db
 def test_a_queryset_section_defining_lastmod_dates_its_files():
     class Dated(_Listed):
+        has_lastmod = True
+
         def lastmod(self, item: Any) -> Any:
             return item.updated_at
 
@@ -135,6 +143,8 @@ def test_a_section_that_says_it_has_no_lastmod_is_counted():
 
 
 class _Numbered(_Pages):
+    defines_own_pages = True
+
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
         return [PageInfo(7, None, 2)]
 
@@ -156,6 +166,7 @@ def test_a_section_wrapping_index_pages_may_keep_pages_of_its_items():
 def test_model_and_contrib_sections_define_their_own_pages():
     assert ModelSection.defines_own_pages and ContribSection.defines_own_pages
     assert ContribSection.writes_own_entries and not ModelSection.writes_own_entries
+    assert ContribSection.defines_own_page_info
 
 
 # defines_own_page_info ------------------------------------------------------------
@@ -167,6 +178,7 @@ class _EditorialDates(ModelSection):
     model = Article
     name = "edited"
     lastmod_fields = ["updated_at"]
+    defines_own_page_info = True
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         info = super().page_info(number, site)
@@ -196,11 +208,11 @@ def test_a_model_section_defining_page_info_is_asked_it_by_a_plain_get(registry,
 def test_news_sections_answer_a_plain_get_from_their_own_page_info():
     from django_sitemaps_plus.extensions.news import NewsSection
 
-    assert NewsSection.defines_own_page_info
+    assert NewsSection.defines_own_page_info and NewsSection.writes_own_entries
     assert "listed_info" not in vars(NewsSection)
 
 
-# page_rows / range_rows (once _page_rows / _range_rows) -----------------------------
+# page_rows / range_rows -------------------------------------------------------------
 
 
 def _upper_rows(rows: Any) -> Any:
@@ -248,43 +260,14 @@ def test_range_rows_is_what_files_read(registry):
         "HTTPS://EXAMPLE.COM/ARTICLES/ARTICLE-0/",
         "HTTPS://EXAMPLE.COM/ARTICLES/ARTICLE-1/",
     ]
-    # The old name still calls the hook.
-    assert [row[1] for rows in _Ranged()._range_rows(None, 2, SITE) for row in rows] == [
-        "HTTPS://EXAMPLE.COM/ARTICLES/ARTICLE-0/",
-        "HTTPS://EXAMPLE.COM/ARTICLES/ARTICLE-1/",
-    ]
-
-
-@pytest.mark.django_db
-def test_an_override_of_the_old_private_names_is_used_and_warned_about(registry):
-    with pytest.warns(DeprecationWarning, match=r"_range_rows\(\) is now range_rows\(\)"):
-
-        class Old(ModelSection):
-            model = Article
-            name = "old"
-
-            def _range_rows(self, after: int | None, last: int, site: SiteContext) -> Any:
-                return _upper_rows(super()._range_rows(after, last, site))
-
-    with pytest.warns(DeprecationWarning, match=r"_page_rows\(\) is now page_rows\(\)"):
-
-        class OldPlain(_Pages):
-            def _page_rows(self, number: int, site: SiteContext, info: Any = None) -> Any:
-                return _upper_rows(super()._page_rows(number, site, info))
-
-    articles(1)
-    (page,) = Old().index_pages(SITE)
-    assert list(Old().page_locations(1, SITE, page)) == ["HTTPS://EXAMPLE.COM/ARTICLES/ARTICLE-0/"]
-    assert list(OldPlain().page_locations(1, SITE)) == [
-        "HTTPS://EXAMPLE.COM/A/",
-        "HTTPS://EXAMPLE.COM/B/",
-    ]
 
 
 # writes_own_entries -------------------------------------------------------------
 
 
 class _Landing(_Pages):
+    writes_own_entries = True
+
     def page_entries(self, number: int, site: SiteContext, info: PageInfo | None = None) -> Any:
         yield "<url><loc>https://example.com/landing/</loc></url>\n"
         yield from super().page_entries(number, site, info)
@@ -315,6 +298,7 @@ def test_a_section_that_says_its_entries_are_its_rows_lists_the_rows():
 class _Twice(Extension):
     prefix = "x"
     namespace = "urn:x"
+    gives_versions = True
 
     def urls_per_item(self, section: Any) -> int:
         return 2
@@ -323,7 +307,7 @@ class _Twice(Extension):
         return [(f"https://example.com{item}one/", ""), (f"https://example.com{item}two/", "")]
 
 
-def test_an_extension_defining_versions_gives_versions():
+def test_an_extension_declaring_gives_versions_gives_the_entries():
     assert _Twice.gives_versions and Hreflang.gives_versions
     assert not Extension.gives_versions
     section = _Pages(extensions=[_Twice()])

@@ -490,6 +490,7 @@ class TestContribAndPlainSections:
 
     def test_plain_section_with_url_names_paths_and_lastmod(self, registry):
         class PagesSection(Section):
+            has_lastmod = True
             changefreq = "monthly"
 
             def items(self):
@@ -752,6 +753,7 @@ def test_a_plain_section_file_reads_items_and_lastmod_once(registry, ext):
 
     @register
     class PagesSection(Section):
+        has_lastmod = True
         limit = 2
 
         def items(self):
@@ -778,6 +780,7 @@ def test_a_plain_section_file_reads_items_and_lastmod_once(registry, ext):
 )
 def test_priority_is_written_as_given(registry, given, written):
     class Prioritised(Section):
+        varies_per_item = True
         name = "prioritised"
 
         def items(self):
@@ -794,6 +797,7 @@ def test_priority_is_written_as_given(registry, given, written):
 @pytest.mark.parametrize("given", [1.5, -0.1, "high", float("nan")])
 def test_priority_outside_the_protocol_is_left_out(registry, given):
     class Prioritised(Section):
+        varies_per_item = True
         name = "prioritised"
 
         def items(self):

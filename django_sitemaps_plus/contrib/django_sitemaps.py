@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from django.core.checks import CheckMessage
 from django.db import models
 
 from django_sitemaps_plus import names, protocol, xml
@@ -102,6 +103,7 @@ class ContribSection(Section):
     #: Pages follow the sitemap's paginator; entries come from its ``get_urls()``.
     defines_own_pages: ClassVar[bool] = True
     writes_own_entries: ClassVar[bool] = True
+    defines_own_page_info: ClassVar[bool] = True
 
     def __init__(self, sitemap: Sitemap[Any] | type[Sitemap[Any]], **options: Any) -> None:
         sitemap_class = sitemap if isinstance(sitemap, type) else type(sitemap)
@@ -162,6 +164,18 @@ class ContribSection(Section):
         if protocol and protocol != site.scheme:
             return SiteContext(f"{protocol}://{site.netloc}", site.site, site.request)
         return site
+
+    def check(self) -> list[CheckMessage]:
+        """The options' checks, then what the sitemap's items say (W001, W008)."""
+        sitemap = self.sitemap
+        # Contrib's own calls: (item, language) pairs when i18n is on.
+        items = getattr(sitemap, "_items", sitemap.items)
+        locate = getattr(sitemap, "_location", sitemap.location)
+        return [
+            *self._check_options(),
+            *self._unordered_warning(sitemap.items),
+            *self._location_warning(items, locate),
+        ]
 
     def get_limit(self) -> int:
         return min(int(self.sitemap.limit), protocol.MAX_URLS_PER_FILE)

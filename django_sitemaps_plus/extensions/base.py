@@ -26,14 +26,9 @@ class Extension:
     prefix: ClassVar[str]
     namespace: ClassVar[str]
     #: Whether ``versions()`` gives items their entries (hreflang does): the
-    #: engine then leaves an item's own location to it. Set for a subclass
-    #: that defines ``versions()`` unless it sets this itself.
+    #: engine then leaves an item's own location to it. A subclass that
+    #: defines ``versions()`` sets it (check W009 warns when it does not).
     gives_versions: ClassVar[bool] = False
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if defined_before(cls, "gives_versions", ("versions",)):
-            cls.gives_versions = True
 
     def max_bytes(self, section: Section) -> int:
         """Upper bound of this extension's bytes inside one ``<url>``.
@@ -93,21 +88,21 @@ class Extension:
         return []
 
 
-def defined_before(cls: type, flag: str, methods: Sequence[str]) -> bool:
-    """Whether ``cls`` takes one of ``methods`` from a class nearer to it (in
-    its MRO) than the one that sets ``flag``: a subclass written without the
-    flag says, by defining the method, what the flag would say.
+def undeclared_hook(obj: object, flag: str, hooks: Sequence[str]) -> str | None:
+    """The first of ``hooks`` that ``obj`` (a section or an extension) takes
+    from nearer than where its ``flag`` is declared (its own attributes,
+    given as options, then its class's MRO), or None.
 
-    The engine asks explicit questions (``Extension.gives_versions``,
-    ``Section.varies_per_item``...); this fills in their answer, once, when
-    the class is made, for a subclass that does not give it itself.
+    The engine asks the flag, never which methods are defined: a hook
+    overridden without its flag may not be called (check W009).
     """
-    for klass in cls.__mro__:
-        if flag in vars(klass):
-            return False
-        if any(name in vars(klass) for name in methods):
-            return True
-    return False
+    for namespace in (vars(obj), *(vars(klass) for klass in type(obj).__mro__)):
+        if flag in namespace:
+            return None
+        hook = next((name for name in hooks if name in namespace), None)
+        if hook is not None:
+            return hook
+    return None
 
 
 # Helpers shared by the extensions ------------------------------------------------

@@ -160,6 +160,9 @@ class NewsSection(ModelSection):
     #: The one ``<url>`` listed while no article is in the window (a path or
     #: a URL name): a news file is never an empty, schema-invalid urlset.
     landing_location: str = "/"
+    #: The files are the window's, with a landing page while it is empty.
+    writes_own_entries: ClassVar[bool] = True
+    defines_own_page_info: ClassVar[bool] = True
 
     def __init__(self, model: type[models.Model] | None = None, **options: Any) -> None:
         super().__init__(model, **options)
