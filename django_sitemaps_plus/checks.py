@@ -17,6 +17,7 @@ from django.apps import apps
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 
 from django_sitemaps_plus.conf import DEFAULTS, SETTINGS, conf
+from django_sitemaps_plus.location import app_resolver_path
 from django_sitemaps_plus.registry import site
 
 ID = "sitemaps_plus"
@@ -90,8 +91,6 @@ def _namespace_errors() -> list[CheckMessage]:
 
 def _has_site_resolver() -> bool:
     """Whether a resolver other than the built-in one gives the base URL."""
-    from django_sitemaps_plus.location import app_resolver_path
-
     return bool(conf.get("SITE_RESOLVER") or app_resolver_path())
 
 

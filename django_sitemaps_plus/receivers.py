@@ -36,7 +36,12 @@ from django.db import models, router, transaction
 from django.db.models.constants import LOOKUP_SEP
 from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
 
+from django_sitemaps_plus import indexnow, quiet, registry
+from django_sitemaps_plus.cache import block_tokens, bump_tokens, files_token, invalidate
 from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
+from django_sitemaps_plus.sections import ModelSection, call_with_site
+from django_sitemaps_plus.signals import sitemaps_invalidated
 
 logger = logging.getLogger("django_sitemaps_plus")
 
@@ -100,8 +105,6 @@ def _queryset_models(queryset: Any) -> list[type[models.Model]]:
 def _section_models(section: Any) -> tuple[list[type[models.Model]], bool]:
     """Every model whose change may change ``section``'s files, and whether
     that answer is complete (False when ``items()`` could not be evaluated)."""
-    from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
-    from django_sitemaps_plus.sections import ModelSection, call_with_site
 
     # Any section may name more models itself.
     found: list[type[models.Model]] = list(getattr(section, "invalidated_by", ()))
@@ -150,7 +153,6 @@ def _wide_models(section: Any) -> set[type[models.Model]]:
     """The models other than a model section's own whose change may touch
     any of its rows: those it names in ``invalidated_by`` and those its
     queryset joins (a category hiding its articles)."""
-    from django_sitemaps_plus.sections import ModelSection
 
     if not isinstance(section, ModelSection):
         return set()
@@ -166,9 +168,8 @@ def _dependencies() -> tuple[
     dict[type[models.Model], set[str]], set[tuple[type[models.Model], str]]
 ]:
     global _deps_cache
-    from django_sitemaps_plus.registry import site
 
-    sections = list(site)
+    sections = list(registry.site)
     stamp = tuple(id(s) for s in sections)
     if _deps_cache is not None and _deps_cache[0] == stamp:
         return _deps_cache[1], _deps_cache[2]
@@ -208,13 +209,10 @@ def _tokens(names: Iterable[str], keys_of: Callable[[Any], set[Any] | None]) -> 
     files are keyed by blocks the tokens of the blocks of the keys
     ``keys_of(section)`` gives, or of all its files (``cache.files_token``)
     when it gives None."""
-    from django_sitemaps_plus.cache import block_tokens, files_token
-    from django_sitemaps_plus.registry import site
-    from django_sitemaps_plus.sections import ModelSection
 
     tokens = set(names)
     for name in names:
-        section = site.get(name)
+        section = registry.site.get(name)
         keyed = isinstance(section, ModelSection) and section.files_keyed_by_blocks()
         keys = keys_of(section) if keyed else None
         if keys is None or not all(isinstance(key, int) for key in keys):
@@ -249,8 +247,6 @@ def changed_tokens(
 def _changed_keys(
     section: Any, name: str, model: type[models.Model], instance: Any
 ) -> set[int] | None:
-    from django_sitemaps_plus.sections import ModelSection
-
     if not isinstance(section, ModelSection) or not section.files_keyed_by_blocks():
         return None
     if (_concrete(model), name) in _dependencies()[1]:
@@ -268,8 +264,6 @@ def invalidate_after_commit(
     once per transaction, after the commit, for every section it changed
     (at once in autocommit mode).
     """
-    from django_sitemaps_plus.cache import bump_tokens, files_token
-    from django_sitemaps_plus.signals import sitemaps_invalidated
 
     names = set(names)
     if not names or not conf.CACHE:
@@ -314,8 +308,6 @@ def _changed(sender: type[models.Model], instance: Any, deleted: bool, **kwargs:
         before = instance.__dict__.pop(_BEFORE_ATTR, None)
         invalidate_after_commit(names, using, changed_tokens(names, sender, instance, before))
         if conf.INDEXNOW_KEY:
-            from django_sitemaps_plus import indexnow
-
             indexnow.object_changed(sender, instance, deleted=deleted, using=using, **kwargs)
     except Exception:
         # A sitemap problem must never break a save.
@@ -329,13 +321,11 @@ def _remember_before(sender: type[models.Model], instance: Any, using: str | Non
     primary key, only for such rows."""
     if instance.pk is None:
         return
-    from django_sitemaps_plus.registry import site
-    from django_sitemaps_plus.sections import ModelSection
 
     names = [
         name
         for name in sections_for(sender)
-        if isinstance(section := site.get(name), ModelSection)
+        if isinstance(section := registry.site.get(name), ModelSection)
         and not issubclass(sender, section.get_model())
         and _changed_keys(section, name, sender, instance) is not None
     ]
@@ -343,7 +333,9 @@ def _remember_before(sender: type[models.Model], instance: Any, using: str | Non
         return
     stored = sender._base_manager.using(using).filter(pk=instance.pk).first()
     instance.__dict__[_BEFORE_ATTR] = {
-        name: set() if stored is None else _changed_keys(site.get(name), name, sender, stored)
+        name: set()
+        if stored is None
+        else _changed_keys(registry.site.get(name), name, sender, stored)
         for name in names
     }
 
@@ -358,8 +350,6 @@ def on_pre_save(sender: type[models.Model], instance: Any, **kwargs: Any) -> Non
         return
     try:
         if sections_for(sender):
-            from django_sitemaps_plus import indexnow
-
             indexnow.remember_lastmod(sender, instance)
     except Exception:
         logger.exception("django-sitemaps-plus: pre_save of %r not handled", instance)
@@ -405,12 +395,8 @@ def on_setting_changed(setting: str, **kwargs: Any) -> None:
     global _deps_cache
     _deps_cache = None
     if setting in ("CACHES", "SITEMAPS_PLUS"):
-        from django_sitemaps_plus import quiet
-
         quiet.reset()  # another cache, or another breaker window
     if setting != "CACHES" and conf.CACHE:
-        from django_sitemaps_plus.cache import invalidate
-
         invalidate()
 
 
