@@ -72,12 +72,12 @@ from typing import IO, Any, cast
 from django.core.files.storage import FileSystemStorage, Storage
 from django.urls import NoReverseMatch, reverse
 
-from django_sitemaps_plus import names, pagination, protocol, xml
+from django_sitemaps_plus import kept_figures, layout, names, pagination, protocol, xml
 from django_sitemaps_plus.cache import Measured, gzip_chunks
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import SiteContext, site_context, to_uri
-from django_sitemaps_plus.sections import PageInfo
+from django_sitemaps_plus.sections import ModelSection, PageInfo
 from django_sitemaps_plus.storage import (
     COPY_CHUNK,
     get_build_storage,
@@ -557,9 +557,6 @@ def _key_range(page: Any) -> dict[str, Any]:
 def _fingerprint(section: Any, page: Any, site: SiteContext, *context: object) -> str | None:
     """A model section file's fingerprint (``layout.file_fingerprint``), or
     None for a file of another section: it is rendered on every build."""
-    from django_sitemaps_plus import layout
-    from django_sitemaps_plus.sections import ModelSection
-
     span = page.prepared
     if not (
         isinstance(section, ModelSection)
@@ -595,7 +592,12 @@ def make_plan(
         )
     _remove_stale_temporaries(storage, prefix)
     previous = _load_manifest(storage, prefix)
-    # The files an index lists: none that would have no URL.
+    # The files an index lists: none that would have no URL. Every block's
+    # figures read again, not kept ones: a build sees writes that sent no
+    # signal, and leaves the figures it read to the views.
+    for section in registry:
+        if isinstance(section, ModelSection):
+            kept_figures.forget(section, site)
     pages = [(section, page) for section in registry for page in section.listed_pages(site)]
     if len(pages) > protocol.MAX_SITEMAPS_PER_INDEX:
         # Before anything is rendered: the index lists one entry per file.

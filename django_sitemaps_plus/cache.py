@@ -56,7 +56,7 @@ import re
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -69,6 +69,7 @@ from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 
 from django_sitemaps_plus import locks, quiet
+from django_sitemaps_plus.blocks import block_of
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.signals import sitemaps_invalidated
 
@@ -216,11 +217,6 @@ def files_token(section: str) -> str:
     return f"{section}#files"
 
 
-def block_of(key: int, width: int) -> int:
-    """The block of ``key`` (keys at or below ``width`` are block 1)."""
-    return 1 if key <= width else (key - 1) // width + 1
-
-
 def _block_token(section: str, width: int, level: int, group: int) -> str:
     return f"{section}#{width}:{level}:{group}"
 
@@ -239,13 +235,79 @@ def range_tokens(section: str, width: int, after: int | None, last: int) -> list
     """The tokens a file of the keys ``after < key <= last`` shows: its
     blocks' at the lowest level giving at most ``FILE_TOKENS`` of them."""
     first = 0 if after is None else block_of(after + 1, width) - 1
-    end = block_of(last, width) - 1
+    level, low, high = _covering_groups(first, block_of(last, width) - 1)
+    return [_block_token(section, width, level, g) for g in range(low, high + 1)]
+
+
+def _covering_groups(first: int, end: int) -> tuple[int, int, int]:
+    """The lowest level whose groups cover the blocks ``first`` to ``end``
+    (counted from 0) in at most ``FILE_TOKENS`` tokens: (level, first
+    group, last group)."""
     for level in range(BLOCK_LEVELS):
         size = BLOCK_FANOUT**level
         low, high = first // size, end // size
         if high - low < FILE_TOKENS or level == BLOCK_LEVELS - 1:
-            return [_block_token(section, width, level, g) for g in range(low, high + 1)]
+            return level, low, high
     raise AssertionError("unreachable")
+
+
+#: Where a block token stands: (level, group).
+TokenPlace = tuple[int, int]
+
+
+def moved_blocks(
+    section: str, width: int, kept: Mapping[TokenPlace, str], last: int | None
+) -> tuple[set[int], dict[TokenPlace, str | None]]:
+    """The blocks whose token moved since ``kept`` (tokens as they were
+    read before, by place; a place not in it had none), found a level at a
+    time: one ``get_many`` compares the groups covering blocks 1 to
+    ``last`` in at most ``FILE_TOKENS`` tokens (``last`` None: from the top
+    level, every block), the next the children of those that moved, down to
+    the blocks. A save bumps its block's token at every level, so a group
+    whose token held holds no moved block: a few calls, not one per block.
+
+    Returns the moved blocks (numbered from 1, at most ``last``) and every
+    token read (None: not in the cache), to keep for the next comparison.
+    Raises ``quiet.CacheDown`` when the cache fails.
+    """
+    cache = quiet.get_cache()
+    if last is None:
+        level, low, high = BLOCK_LEVELS - 1, 0, 0
+    else:
+        level, low, high = _covering_groups(0, max(last, 1) - 1)
+    places = [(level, group) for group in range(low, high + 1)]
+    read: dict[TokenPlace, str | None] = {}
+    moved: set[int] = set()
+    while places:
+        keys = {place: _version_key(_block_token(section, width, *place)) for place in places}
+        found = quiet.call(cache, "get_many", list(keys.values()))
+        changed = []
+        for place, key in keys.items():
+            read[place] = found.get(key)
+            if read[place] != kept.get(place):
+                changed.append(place)
+        places = []
+        for level, group in changed:
+            if level == 0:
+                moved.add(group + 1)
+                continue
+            size = BLOCK_FANOUT ** (level - 1)
+            children = range(group * BLOCK_FANOUT, (group + 1) * BLOCK_FANOUT)
+            # Blocks past ``last`` are read whatever their tokens say.
+            places += [(level - 1, c) for c in children if last is None or c * size < last]
+    return moved, read
+
+
+def top_token(section: str, width: int) -> str:
+    """The token every save of the section's rows bumps (the top level's
+    one group: 64 ** 10 blocks)."""
+    return _block_token(section, width, BLOCK_LEVELS - 1, 0)
+
+
+def token_keys(names: Iterable[str]) -> list[str]:
+    """The cache keys of the version tokens ``names`` (``ALL``, a section,
+    ``files_token``, ``top_token``)."""
+    return [_version_key(name) for name in names]
 
 
 def current_tokens(names: Sequence[str]) -> list[str]:

@@ -191,7 +191,7 @@ def _is_number(value: Any, *, minimum: float, integer: bool = False) -> bool:
 def check_serving_settings(
     app_configs: Sequence[Any] | None = None, **kwargs: Any
 ) -> list[CheckMessage]:
-    """Cached serving, static builds and IndexNow settings (E011-E015, E018-E022)."""
+    """Cached serving, static builds and IndexNow settings (E011-E015, E018-E022, E024)."""
     from django.conf import settings
 
     errors: list[CheckMessage] = []
@@ -238,6 +238,17 @@ def check_serving_settings(
                     id=f"{ID}.E012",
                 )
             )
+    reconcile = get("CACHE_RECONCILE")
+    if reconcile is not None and not _is_number(reconcile, minimum=0):
+        errors.append(
+            Error(
+                f"SITEMAPS_PLUS['CACHE_RECONCILE'] = {reconcile!r} must be a number of "
+                "seconds of at least 0, or None.",
+                hint="How long a write that sends no signal may stay out of the index; "
+                "the default is 3600, 0 reads every block on every index (docs/caching.md).",
+                id=f"{ID}.E024",
+            )
+        )
     control = get("CACHE_CONTROL")
     if control is not None and not isinstance(control, str):
         errors.append(

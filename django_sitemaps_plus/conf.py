@@ -58,6 +58,13 @@ DEFAULTS: dict[str, Any] = {
     # (URL count and lastmod) and re-render when it moved. Catches updates that
     # bypass signals at the cost of one query per request.
     "CACHE_FRESHNESS_CHECK": False,
+    # Seconds a model section's kept block figures (what its index is laid out
+    # from) serve before every block is read again: the bound on how long a
+    # write that sends no signal (QuerySet.update(), raw SQL, another process's
+    # bulk load) stays out of the index; saves show at once. One hour, as
+    # CACHE_TIMEOUT bounds the files. 0: read every block on every index;
+    # None: only invalidate() (docs/caching.md).
+    "CACHE_RECONCILE": 3600,
     # Seconds the render lock lives: a render holder that dies frees it then.
     "CACHE_LOCK_TIMEOUT": 60,
     # Seconds a request waits for another process's render before rendering
@@ -187,6 +194,11 @@ class Settings:
     @property
     def CACHE_FRESHNESS_CHECK(self) -> bool:
         return bool(self.get("CACHE_FRESHNESS_CHECK"))
+
+    @property
+    def CACHE_RECONCILE(self) -> float | None:
+        value = self.get("CACHE_RECONCILE")
+        return None if value is None else float(value)
 
     @property
     def CACHE_LOCK_TIMEOUT(self) -> int:

@@ -26,7 +26,7 @@ import html
 import inspect
 import logging
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import lru_cache
@@ -41,7 +41,7 @@ from django.db.models.functions import Cast
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
-from django_sitemaps_plus import blocks, layout, names, pagination, reads, render
+from django_sitemaps_plus import blocks, kept_figures, layout, names, pagination, reads, render
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.extensions.base import Extension, defined_before, loc_budget
 from django_sitemaps_plus.lastmod import (
@@ -221,6 +221,11 @@ class Section:
     #: never the figures a ``ModelSection``'s kept layout was made with.
     #: (``page_info``)
     defines_own_page_info: ClassVar[bool] = False
+    #: Whether the section's rows change with the clock, not only when rows
+    #: are saved (``expires_at()`` says when): a ``ModelSection``'s block
+    #: figures are then read on every index, never kept (``kept_figures``).
+    #: (``expires_at``)
+    changes_with_time: ClassVar[bool] = False
 
     #: Each question above, and the methods whose definition answers it.
     _ANSWERED_BY: ClassVar[dict[str, tuple[str, ...]]] = {
@@ -229,6 +234,7 @@ class Section:
         "defines_own_pages": ("index_pages",),
         "writes_own_entries": ("page_entries",),
         "defines_own_page_info": ("page_info",),
+        "changes_with_time": ("expires_at",),
     }
 
     #: Hooks that had private names before they were documented: a subclass
@@ -768,7 +774,8 @@ class ModelSection(Section):
     #: Fast path: a URL name reversed once, plus URL kwarg → model field.
     url_name: str | None = None
     url_kwargs: Mapping[str, str] = {}
-    #: Most blocks an index reads with per-range aggregates (``blocks.figures``).
+    #: Blocks whose figures one query reads, a ``UNION ALL`` of one range
+    #: aggregate each (``blocks.figures``; SQLite allows 500 members).
     RANGE_UNION_PAGES: ClassVar[int] = 400
     #: Pages are key ranges of the section's layout, not pages of ``items()``.
     defines_own_pages: ClassVar[bool] = True
@@ -848,15 +855,16 @@ class ModelSection(Section):
     # The layout ----------------------------------------------------------------
 
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
-        # Computed from the rows each time (the figures' constant queries;
-        # measured blocks come from the cache), and kept for the files.
+        # Laid out anew each time from the blocks' figures (kept, and read
+        # again where a save moved them; measured blocks come from the
+        # cache), and kept for the files.
         return [span_info(span) for span in layout.current(self, site, refresh=True)]
 
     def _compute_layout(self, site: SiteContext) -> list[pagination.Span]:
-        """The section's files: its blocks' figures (constant queries), each
+        """The section's files: its blocks' figures (``kept_figures``), each
         block measured unless the URL count alone sizes files, packed."""
         width = self.block_width()
-        figures = self.block_figures(site, width)
+        figures = kept_figures.block_figures(self, site, width)
         if not figures:
             return []
         end_key = max(figures) * width
@@ -873,12 +881,25 @@ class ModelSection(Section):
     # Hooks of the layout: a section whose rows are not its model's own
     # (django CMS: page contents keyed by their page) answers these.
 
-    def block_figures(self, site: SiteContext, width: int) -> dict[int, blocks.BlockFigures]:
-        """Each non-empty key block's figures (rows, key sum, lastmod): a
-        constant number of queries."""
+    def block_figures(
+        self,
+        site: SiteContext,
+        width: int,
+        only: Collection[int] | None = None,
+        past: int = 0,
+    ) -> dict[int, blocks.BlockFigures]:
+        """Each non-empty key block's figures (rows, key sum, lastmod): of
+        every block (``only`` None), else of the blocks ``only`` and of every
+        block past block ``past`` (``kept_figures``: the blocks a save moved,
+        and those new rows opened). ``RANGE_UNION_PAGES`` blocks a query."""
         self._check_integer_pk()
         return blocks.figures(
-            self.site_queryset(site), self.lastmod_spec, width, self.RANGE_UNION_PAGES
+            self.site_queryset(site),
+            self.lastmod_spec,
+            width,
+            self.RANGE_UNION_PAGES,
+            only,
+            past,
         )
 
     def range_figures(
