@@ -72,7 +72,7 @@ from typing import IO, Any, cast
 from django.core.files.storage import FileSystemStorage, Storage
 from django.urls import NoReverseMatch, reverse
 
-from django_sitemaps_plus import kept_figures, layout, names, pagination, protocol, xml
+from django_sitemaps_plus import layout, names, pagination, protocol, xml
 from django_sitemaps_plus.cache import Measured, gzip_chunks
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
@@ -592,12 +592,7 @@ def make_plan(
         )
     _remove_stale_temporaries(storage, prefix)
     previous = _load_manifest(storage, prefix)
-    # The files an index lists: none that would have no URL. Every block's
-    # figures read again, not kept ones: a build sees writes that sent no
-    # signal, and leaves the figures it read to the views.
-    for section in registry:
-        if isinstance(section, ModelSection):
-            kept_figures.forget(section, site)
+    # The files an index lists: none that would have no URL.
     pages = [(section, page) for section in registry for page in section.listed_pages(site)]
     if len(pages) > protocol.MAX_SITEMAPS_PER_INDEX:
         # Before anything is rendered: the index lists one entry per file.

@@ -19,10 +19,11 @@ section; so they are kept, with the version tokens they were read under:
 
 Writes that send no signal (``QuerySet.update()``, raw SQL, another
 process's bulk load) bump no token: figures whose last full pass is older
-than ``CACHE_RECONCILE`` seconds are read again in full, as are those of a
-static build, so such a write shows within that bound; ``invalidate()``
-shows it at the next index. Tokens are always read before the rows, so a
-save during a read is seen by the next one.
+than ``CACHE_RECONCILE`` seconds are read again in full, so such a write
+shows within that bound; ``invalidate()`` shows it at the next index (a
+static build lays sections out as the index does, and sees it alike).
+Tokens are always read before the rows, so a save during a read is seen by
+the next one.
 
 Figures are kept only where tokens follow the rows: with ``CACHE`` on
 (saves bump tokens only then), without ``CACHE_FRESHNESS_CHECK`` (which
@@ -150,13 +151,3 @@ def _present(
     tokens: dict[sitemap_cache.TokenPlace, str | None],
 ) -> dict[sitemap_cache.TokenPlace, str]:
     return {place: token for place, token in tokens.items() if token is not None}
-
-
-def forget(section: ModelSection, site: SiteContext) -> None:
-    """Drop the section's kept figures: the next index reads every block
-    (a static build, which must see writes that sent no signal)."""
-    try:
-        cache = quiet.get_cache()
-        quiet.call(cache, "delete", figures_key(section, site, section.block_width()))
-    except quiet.CacheDown:
-        pass  # nothing kept can be read either
