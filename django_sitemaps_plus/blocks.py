@@ -118,21 +118,30 @@ def bounds(after: int | None, last: int, field: str = "pk") -> dict[str, int]:
     return {f"{field}__gt": after, f"{field}__lte": last}
 
 
+def last_block(queryset: models.QuerySet[Any], width: int, field: str = "pk") -> int:
+    """The block of ``queryset``'s largest key (0: no rows), one index
+    lookup (``field``: the key column, when rows are laid out by another
+    table's key)."""
+    top = queryset.order_by().aggregate(_top=Max(field))["_top"]
+    return 0 if top is None else block_of(top, width)
+
+
 def figures(
     queryset: models.QuerySet[Any],
     spec: LastmodSpec,
     width: int,
     batch: int,
+    last: int,
     only: Collection[int] | None = None,
     past: int = 0,
 ) -> dict[int, BlockFigures]:
-    """Rows, key sum and lastmod per block of ``queryset``, keyed by block:
-    of every block (``only`` None), else of the blocks ``only`` and of every
-    block past block ``past`` (what kept figures lack: the blocks a save
-    changed, and blocks new rows opened at the end).
+    """Rows, key sum and lastmod per block of ``queryset`` up to block
+    ``last`` (``last_block``), keyed by block: of every block (``only``
+    None), else of the blocks ``only`` and of every block past block
+    ``past`` (what kept figures lack: the blocks a save changed, and blocks
+    new rows opened at the end).
 
-    Blocks are found from the largest key (one index lookup). Each lastmod
-    group (see ``LastmodSpec.page_aggregates``) is read with a ``UNION
+    Each lastmod group (see ``LastmodSpec.page_aggregates``) is read with a ``UNION
     ALL`` of one aggregate per block's key range, ``batch`` blocks to a
     query: each member an index range scan of one block, with nothing to
     sort. One ``GROUP BY`` on the block number instead sorts the whole
@@ -141,10 +150,6 @@ def figures(
     every block costs ``ceil(blocks / batch)`` queries per lastmod group, a
     read of a few changed blocks one.
     """
-    top = queryset.order_by().aggregate(_top=Max("pk"))["_top"]
-    if top is None:
-        return {}
-    last = block_of(top, width)
     chosen = list(range(1 if only is None else past + 1, last + 1))
     if only is not None:
         chosen[:0] = sorted(b for b in only if 1 <= b <= min(past, last))

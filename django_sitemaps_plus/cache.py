@@ -256,35 +256,38 @@ TokenPlace = tuple[int, int]
 
 
 def moved_blocks(
-    section: str, width: int, kept: Mapping[TokenPlace, str], last: int | None
-) -> tuple[set[int], dict[TokenPlace, str | None]]:
-    """The blocks whose token moved since ``kept`` (tokens as they were
-    read before, by place; a place not in it had none), found a level at a
-    time: one ``get_many`` compares the groups covering blocks 1 to
-    ``last`` in at most ``FILE_TOKENS`` tokens (``last`` None: from the top
-    level, every block), the next the children of those that moved, down to
-    the blocks. A save bumps its block's token at every level, so a group
-    whose token held holds no moved block: a few calls, not one per block.
+    section: str, width: int, last: int, kept: Mapping[TokenPlace, str] | None
+) -> tuple[set[int], dict[TokenPlace, str]]:
+    """The blocks 1 to ``last`` whose token moved since ``kept`` (tokens as
+    they were read before, by place), found a level at a time: one
+    ``get_many`` compares the groups covering those blocks in at most
+    ``FILE_TOKENS`` tokens, the next the children of the groups that moved,
+    down to the blocks. A save bumps its block's token at every level, so a
+    group whose token held holds no moved block: a few calls, not one per
+    block. ``kept`` None: every token of those blocks is read (to keep).
 
-    Returns the moved blocks (numbered from 1, at most ``last``) and every
-    token read (None: not in the cache), to keep for the next comparison.
-    Raises ``quiet.CacheDown`` when the cache fails.
+    A token not in the cache is made (one ``set_many`` per level), so none
+    kept is ever "none" again after an eviction took a save's token away; a
+    caller reads the rows after this, so a save that a made token hides
+    bumps it again when it commits. Returns the moved blocks and the tokens
+    read (to keep for the next comparison). Raises ``quiet.CacheDown`` when
+    the cache fails.
     """
     cache = quiet.get_cache()
-    if last is None:
-        level, low, high = BLOCK_LEVELS - 1, 0, 0
-    else:
-        level, low, high = _covering_groups(0, max(last, 1) - 1)
+    level, low, high = _covering_groups(0, max(last, 1) - 1)
     places = [(level, group) for group in range(low, high + 1)]
-    read: dict[TokenPlace, str | None] = {}
+    read: dict[TokenPlace, str] = {}
     moved: set[int] = set()
     while places:
         keys = {place: _version_key(_block_token(section, width, *place)) for place in places}
         found = quiet.call(cache, "get_many", list(keys.values()))
+        made = {keys[place]: _new_token() for place in places if keys[place] not in found}
+        if made:
+            quiet.call(cache, "set_many", made, timeout=None)
         changed = []
         for place, key in keys.items():
-            read[place] = found.get(key)
-            if read[place] != kept.get(place):
+            read[place] = found[key] if key in found else made[key]
+            if kept is None or read[place] != kept.get(place):
                 changed.append(place)
         places = []
         for level, group in changed:
@@ -293,8 +296,7 @@ def moved_blocks(
                 continue
             size = BLOCK_FANOUT ** (level - 1)
             children = range(group * BLOCK_FANOUT, (group + 1) * BLOCK_FANOUT)
-            # Blocks past ``last`` are read whatever their tokens say.
-            places += [(level - 1, c) for c in children if last is None or c * size < last]
+            places += [(level - 1, c) for c in children if c * size < last]
     return moved, read
 
 
@@ -316,7 +318,7 @@ def current_tokens(names: Sequence[str]) -> list[str]:
     Raises ``quiet.CacheDown`` when the cache fails."""
     cache = quiet.get_cache()
     found = quiet.call(cache, "get_many", [_version_key(name) for name in names])
-    return _versions(cache, names, found)
+    return versions_of(cache, names, found)
 
 
 @dataclass(frozen=True)
@@ -337,7 +339,7 @@ class BlockScope:
     compute: Callable[[], tuple[int | None, int] | None]
 
 
-def _versions(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> list[str]:
+def versions_of(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> list[str]:
     """The current token of each name (from ``found``), creating missing ones."""
     tokens = []
     for name in names:
@@ -405,7 +407,7 @@ def _lookup(cache: BaseCache, site: SiteContext, request: HttpRequest, source: S
     found: dict[str, Any] = quiet.call(
         cache, "get_many", keys if scope is None else [*keys, scope.layout_key]
     )
-    versions = _versions(cache, names, found)
+    versions = versions_of(cache, names, found)
     if scope is None:
         return _lookup_of(meta_key, names, versions, found.get(meta_key))
     return _scoped_lookup(cache, request, scope, meta_key, names, versions, found)
@@ -438,7 +440,7 @@ def _scoped_lookup(
     read: dict[str, Any] = quiet.call(
         cache, "get_many", [*(_version_key(n) for n in blocks), *chunk_keys]
     )
-    block_versions = _versions(cache, blocks, read)
+    block_versions = versions_of(cache, blocks, read)
     extra = f"{scope.signature}\n{span}"
     where = _lookup_of(
         meta_key, [*names, *blocks], [*versions, *block_versions], found.get(meta_key), extra
@@ -459,7 +461,7 @@ def version_stamp(cache: BaseCache, sections: Sequence[Section], found: dict[str
     """The current version tokens of ``sections`` (read into ``found``, or
     made), as one string: it changes with every save or ``invalidate()``."""
     names = [ALL, *sorted(s.get_name() for s in sections)]
-    return "\n".join(_versions(cache, names, found))
+    return "\n".join(versions_of(cache, names, found))
 
 
 def remember(
@@ -484,7 +486,7 @@ def remember(
         cache = get_cache()
         names = [ALL, *sorted(s.get_name() for s in sections)]
         found: dict[str, Any] = quiet.call(cache, "get_many", [_version_key(n) for n in names])
-        versions = _versions(cache, names, found)
+        versions = versions_of(cache, names, found)
         stamp = "\n".join([site.cache_key, what, *(f"{n}={v}" for n, v in zip(names, versions))])
         key = f"{KEY_PREFIX}:r:{hashlib.sha256(stamp.encode()).hexdigest()[:40]}"
         held = quiet.call(cache, "get", key)

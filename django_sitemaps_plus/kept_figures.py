@@ -22,8 +22,9 @@ process's bulk load) bump no token: figures whose last full pass is older
 than ``CACHE_RECONCILE`` seconds are read again in full, so such a write
 shows within that bound; ``invalidate()`` shows it at the next index (a
 static build lays sections out as the index does, and sees it alike).
-Tokens are always read before the rows, so a save during a read is seen by
-the next one.
+Tokens are always read (and made, when missing) before the rows, so a save
+during a read, or one whose tokens an eviction took away, is seen by the next
+one.
 
 Figures are kept only where tokens follow the rows: with ``CACHE`` on
 (saves bump tokens only then), without ``CACHE_FRESHNESS_CHECK`` (which
@@ -92,30 +93,37 @@ def block_figures(
     save moved them, or all of them read now (none kept, a token of the
     section moved, older than ``CACHE_RECONCILE``)."""
     if not keeps(section):
-        return section.block_figures(site, width)
+        return section.block_figures(site, width, section.last_block(site, width))
     name = section.get_name()
     key = figures_key(section, site, width)
-    stamp_keys = [
-        *sitemap_cache.token_keys([sitemap_cache.ALL, sitemap_cache.files_token(name)]),
-        layout.generation_key(section),
+    # Made when missing (as a file's lookup makes them): a token first made
+    # after a full pass would make the next index read every block again.
+    names = [
+        sitemap_cache.ALL,
+        sitemap_cache.files_token(name),
+        sitemap_cache.top_token(name, width),
     ]
-    top_key = sitemap_cache.token_keys([sitemap_cache.top_token(name, width)])[0]
+    generation_key = layout.generation_key(section)
     try:
         cache = quiet.get_cache()
-        found = quiet.call(cache, "get_many", [key, *stamp_keys, top_key])
-        stamp = tuple(found.get(k) for k in stamp_keys)
+        keys = [key, *sitemap_cache.token_keys(names), generation_key]
+        found = quiet.call(cache, "get_many", keys)
+        every, files, top = sitemap_cache.versions_of(cache, names, found)
+        stamp = (every, files, found.get(generation_key))
         held = found.get(key)
         if isinstance(held, Kept) and _current(held, stamp):
-            if held.tokens.get(TOP) == found.get(top_key):
+            if held.tokens.get(TOP) == top:
                 return held.figures  # nothing saved since
-            kept = _read_moved(section, site, width, held, found.get(top_key))
+            kept = _read_moved(section, site, width, held, top)
         else:
-            # The whole tree of tokens, before the rows.
-            tokens = sitemap_cache.moved_blocks(name, width, {}, None)[1]
-            figures = section.block_figures(site, width)
-            kept = Kept(time.time(), stamp, _present(tokens), figures, max(figures, default=0))
+            last = section.last_block(site, width)
+            # Every block's token, before the rows.
+            tokens = {**sitemap_cache.moved_blocks(name, width, last, None)[1], TOP: top}
+            figures = section.block_figures(site, width, last)
+            kept = Kept(time.time(), stamp, tokens, figures, last)
     except quiet.CacheDown:
-        return section.block_figures(site, width)  # logged by the breaker
+        # Logged by the breaker.
+        return section.block_figures(site, width, section.last_block(site, width))
     quiet.quietly(None, cache, "set", key, kept, timeout=pagination.PIECES_TIMEOUT)
     return kept.figures
 
@@ -128,26 +136,14 @@ def _current(held: Kept, stamp: tuple[Any, ...]) -> bool:
     return reconcile is None or time.time() - held.read_at < reconcile
 
 
-def _read_moved(
-    section: ModelSection, site: SiteContext, width: int, held: Kept, top: str | None
-) -> Kept:
+def _read_moved(section: ModelSection, site: SiteContext, width: int, held: Kept, top: str) -> Kept:
     """``held`` with the blocks whose tokens moved, and those past its
     last block, read again (``top``: the top token, read before them)."""
-    moved, tokens = sitemap_cache.moved_blocks(section.get_name(), width, held.tokens, held.past)
-    tokens[TOP] = top
-    fresh = section.block_figures(site, width, moved, held.past)
-    figures = {b: f for b, f in held.figures.items() if b <= held.past and b not in moved}
+    last = section.last_block(site, width)
+    moved, tokens = sitemap_cache.moved_blocks(section.get_name(), width, last, held.tokens)
+    fresh = section.block_figures(site, width, last, moved, held.past)
+    figures = {
+        b: f for b, f in held.figures.items() if b <= min(last, held.past) and b not in moved
+    }
     figures = dict(sorted({**figures, **fresh}.items()))
-    return Kept(
-        held.read_at,
-        held.stamp,
-        _present({**held.tokens, **tokens}),
-        figures,
-        max(figures, default=0),
-    )
-
-
-def _present(
-    tokens: dict[sitemap_cache.TokenPlace, str | None],
-) -> dict[sitemap_cache.TokenPlace, str]:
-    return {place: token for place, token in tokens.items() if token is not None}
+    return Kept(held.read_at, held.stamp, {**held.tokens, **tokens, TOP: top}, figures, last)

@@ -881,23 +881,31 @@ class ModelSection(Section):
     # Hooks of the layout: a section whose rows are not its model's own
     # (django CMS: page contents keyed by their page) answers these.
 
+    def last_block(self, site: SiteContext, width: int) -> int:
+        """The key block of the section's largest key (0: no rows): one
+        index lookup, before the tokens and figures of its blocks are read."""
+        self._check_integer_pk()
+        return blocks.last_block(self.site_queryset(site), width)
+
     def block_figures(
         self,
         site: SiteContext,
         width: int,
+        last: int,
         only: Collection[int] | None = None,
         past: int = 0,
     ) -> dict[int, blocks.BlockFigures]:
-        """Each non-empty key block's figures (rows, key sum, lastmod): of
-        every block (``only`` None), else of the blocks ``only`` and of every
-        block past block ``past`` (``kept_figures``: the blocks a save moved,
-        and those new rows opened). ``RANGE_UNION_PAGES`` blocks a query."""
-        self._check_integer_pk()
+        """Each non-empty key block's figures (rows, key sum, lastmod) up to
+        block ``last`` (``last_block``): of every block (``only`` None), else
+        of the blocks ``only`` and of every block past block ``past``
+        (``kept_figures``: the blocks a save moved, and those new rows
+        opened). ``RANGE_UNION_PAGES`` blocks a query."""
         return blocks.figures(
             self.site_queryset(site),
             self.lastmod_spec,
             width,
             self.RANGE_UNION_PAGES,
+            last,
             only,
             past,
         )

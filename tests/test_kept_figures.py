@@ -86,6 +86,7 @@ def test_a_save_reads_the_figures_of_its_block_only(read_blocks):
     first = index()
     assert read_blocks == [list(range(1, 31))]  # the cold index: every block
     read_blocks.clear()
+    fetch("/sitemap-articles-1.xml")  # its lookup makes the section's file token
     save(23, 9)  # block 12
     after = index()
     assert read_blocks == [[12]]
@@ -152,7 +153,7 @@ def test_new_rows_and_deleted_rows_show(read_blocks):
     assert len(locs(body)) == 4 and body == full_pass()
     read_blocks.clear()
     with connection.cursor() as cursor:  # no signal: the kept figures say 39 rows
-        cursor.execute("DELETE FROM testapp_article WHERE id > 30")
+        cursor.execute("DELETE FROM testapp_article WHERE id > 20 AND id <= 30")
     save(1, 2)
     assert len(locs(index())) == 4
     call_command("invalidate_sitemaps", "articles", verbosity=0)
@@ -231,24 +232,36 @@ def test_with_the_cache_down_every_block_is_read(read_blocks, settings):
 
 def test_moved_blocks_are_found_a_level_at_a_time(settings, monkeypatch):
     settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
-    sitemap_cache.bump_tokens(sitemap_cache.block_tokens("s", 1, range(1, 5000)))
-    tokens = sitemap_cache.moved_blocks("s", 1, {}, None)[1]
-    kept = {place: token for place, token in tokens.items() if token is not None}
-    assert sitemap_cache.moved_blocks("s", 1, kept, 5000)[0] == set()
-    sitemap_cache.bump_tokens(sitemap_cache.block_tokens("s", 1, [10, 4321, 6000]))
-    calls: list[int] = []
+    # Within the 300 entries of the tests' local-memory cache.
+    sitemap_cache.bump_tokens(sitemap_cache.block_tokens("s", 1, range(1, 200)))
+    kept = sitemap_cache.moved_blocks("s", 1, 200, None)[1]  # block 200's made
+    assert sitemap_cache.moved_blocks("s", 1, 200, kept)[0] == set()
+    sitemap_cache.bump_tokens(sitemap_cache.block_tokens("s", 1, [10, 150, 300]))
+    calls: list[str] = []
     real = quiet.call
 
     def counted(cache: Any, method: str, *args: Any, **kwargs: Any) -> Any:
-        calls.append(len(args[0]) if method == "get_many" else 0)
+        calls.append(f"{method} {len(args[0])}")
         return real(cache, method, *args, **kwargs)
 
     monkeypatch.setattr(sitemap_cache.quiet, "call", counted)
-    # 6000 is past the last block compared: read whatever its token says.
-    assert sitemap_cache.moved_blocks("s", 1, kept, 5000)[0] == {10, 4321}
-    # Level 2 (two groups of 4,096 blocks), then the 64 groups of each moved
-    # one, then the 64 blocks of each moved group: three calls.
-    assert len(calls) == 3 and max(calls) <= 128
+    # 300 is past the last block compared (the caller reads such blocks).
+    assert sitemap_cache.moved_blocks("s", 1, 200, kept)[0] == {10, 150}
+    # The four groups of 64 blocks covering 200, then the 64 blocks of each
+    # moved group: two calls, not one per block.
+    assert calls == ["get_many 4", "get_many 128"]
+
+
+def test_a_save_whose_tokens_were_evicted_still_shows(read_blocks):
+    articles(20, updated_at=at(1))
+    index()
+    read_blocks.clear()
+    save(13, 9)  # block 7
+    keys = sitemap_cache.token_keys(sitemap_cache.block_tokens("articles", 2, [13]))
+    sitemap_cache.get_cache().delete_many(keys)  # every level, the top's too
+    body = index()
+    assert read_blocks == [[7]]
+    assert b"2024-01-09" in body and body == full_pass()
 
 
 def test_a_section_that_changes_with_time_keeps_no_figures(settings):
