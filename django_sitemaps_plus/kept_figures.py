@@ -63,7 +63,8 @@ class Kept:
     read_at: float
     #: ``ALL``, the section's files token and the layout's generation, as read.
     stamp: tuple[Any, ...]
-    #: The block tokens read before the figures (a place not here had none).
+    #: The block tokens read (or made) before the figures, by place; a place
+    #: not here was not read (past the last block, above the levels compared).
     tokens: dict[sitemap_cache.TokenPlace, str]
     figures: dict[int, blocks.BlockFigures]
     #: The last block the figures were read to: past it, every block is read.
