@@ -15,13 +15,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.core.files.storage import FileSystemStorage
 from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from django_sitemaps_plus import ModelSection, blocks, kept_figures, quiet, register
+from django_sitemaps_plus import ModelSection, blocks, kept_figures, layout, quiet, register
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.build import build
+from django_sitemaps_plus.location import SiteContext
+from django_sitemaps_plus.registry import site
 from tests.testapp.models import Article, Comment, Event
 from tests.utils import articles, at, fetch, lastmods, locs
 
@@ -135,6 +138,28 @@ def test_a_comment_moves_the_block_of_its_article(read_blocks):
     assert body == full_pass()
 
 
+def test_a_comment_moved_to_another_article_moves_both_blocks(read_blocks):
+    articles(40, updated_at=at(1))
+    comment = Comment.objects.create(article_id=37, created_at=at(9))
+    index()
+    read_blocks.clear()
+    comment.article_id = 5  # block 3, from block 19
+    comment.save()
+    body = index()
+    assert read_blocks == [[3, 19]]
+    assert body == full_pass()
+
+
+def test_a_file_that_outgrew_its_layout_reads_every_block(read_blocks):
+    articles(20, updated_at=at(1))
+    index()
+    read_blocks.clear()
+    layout.forget_sizes(site.get("articles"), SiteContext("https://example.com"))
+    save(3, 2)
+    index()
+    assert read_blocks == [list(range(1, 11))]
+
+
 def test_new_rows_and_deleted_rows_show(read_blocks):
     articles(40, updated_at=at(1))
     index()
@@ -192,8 +217,6 @@ def test_a_reconcile_of_0_reads_every_block_every_time(read_blocks, settings):
 
 
 def test_a_build_lays_out_from_the_kept_figures(read_blocks, tmp_path):
-    from django.core.files.storage import FileSystemStorage
-
     storage = FileSystemStorage(location=str(tmp_path))
     articles(20, updated_at=at(1))
     index()
