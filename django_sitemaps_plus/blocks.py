@@ -1,22 +1,23 @@
 """The key-range SQL of a ``ModelSection``: what each block of keys holds.
 
 A section's rows are cut into aligned primary key blocks (pagination.py);
-``figures`` gives every block's row count, key sum and latest lastmod in a
-constant number of queries (a ``UNION ALL`` of one range aggregate per block,
-or past ``union_blocks`` blocks one ``GROUP BY`` on the block number), and
-``range_figures`` the same for given key ranges (a file's, when it is served).
-``bounds`` and ``runs`` turn blocks into the key filters a page is read with.
+``figures`` gives each block's row count, key sum and latest lastmod (of
+every block, or of the changed ones and the new ones at the end: the kept
+figures of ``kept_figures``) with ``UNION ALL``s of one range aggregate
+per block, and ``range_figures`` the same for given key ranges (a file's,
+when it is served). ``bounds`` and ``runs`` turn blocks into the key
+filters a page is read with.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import Count, Func, Max, Sum, Value
+from django.db.models import Count, Func, Max, Q, Sum, Value
 from django.db.models.constants import LOOKUP_SEP
 from django.db.models.sql.compiler import SQLCompiler
 
@@ -116,27 +117,64 @@ def bounds(after: int | None, last: int, field: str = "pk") -> dict[str, int]:
     return {f"{field}__gt": after, f"{field}__lte": last}
 
 
-def figures(
-    queryset: models.QuerySet[Any], spec: LastmodSpec, width: int, union_blocks: int
-) -> dict[int, BlockFigures]:
-    """Rows, key sum and lastmod per block of ``queryset``, keyed by block.
+def last_block(queryset: models.QuerySet[Any], width: int, field: str = "pk") -> int:
+    """The block of ``queryset``'s largest key (0: no rows), one index
+    lookup (``field``: the key column, when rows are laid out by another
+    table's key)."""
+    top = queryset.order_by().aggregate(_top=Max(field))["_top"]
+    return 0 if top is None else block_of(top, width)
 
-    Blocks are found from the largest key (one index lookup). Up to
-    ``RANGE_UNION_PAGES`` blocks, each lastmod group (see
-    ``LastmodSpec.page_aggregates``) is one query: a ``UNION ALL`` of one
-    aggregate per primary key range, each an index range scan with
-    nothing to sort. Past that (a huge or very sparse key space), one
-    ``GROUP BY`` block query per group. Either way a section's index costs
-    a constant number of queries.
+
+def figures(
+    queryset: models.QuerySet[Any],
+    spec: LastmodSpec,
+    width: int,
+    batch: int,
+    last: int,
+    only: Collection[int] | None = None,
+    past: int = 0,
+) -> dict[int, BlockFigures]:
+    """Rows, key sum and lastmod per block of ``queryset`` up to block
+    ``last`` (``last_block``), keyed by block: of every block (``only``
+    None), else of the blocks ``only`` and of every block past block
+    ``past`` (what kept figures lack: the blocks a save changed, and blocks
+    new rows opened at the end).
+
+    Each lastmod group (see ``LastmodSpec.page_aggregates``) is read with a ``UNION
+    ALL`` of one aggregate per block's key range, ``batch`` blocks to a
+    query: each member an index range scan of one block, with nothing to
+    sort. One ``GROUP BY`` on the block number instead sorts the whole
+    section, on disk on PostgreSQL past about 4,000,000 rows (333 MB of
+    temporary files per read at 10,000,000: docs/benchmarks.md). A read of
+    every block costs ``ceil(blocks / batch)`` queries per lastmod group, a
+    read of a few changed blocks one.
     """
-    top = queryset.order_by().aggregate(_top=Max("pk"))["_top"]
-    if top is None:
-        return {}
-    last = 1 if top <= width else (top - 1) // width + 1
-    if last > union_blocks:
-        return _by_block_number(queryset, spec, width)
-    ranges = [(block, *block_bounds(block, width)) for block in range(1, last + 1)]
-    return range_figures(queryset, spec, ranges)
+    chosen = list(range(1 if only is None else past + 1, last + 1))
+    if only is not None:
+        chosen[:0] = sorted(b for b in only if 1 <= b <= min(past, last))
+    batch = max(1, batch)
+    found: dict[int, BlockFigures] = {}
+    for first in range(0, len(chosen), batch):
+        ranges = [(b, *block_bounds(b, width)) for b in chosen[first : first + batch]]
+        found.update(range_figures(queryset, spec, ranges))
+    return found
+
+
+def block_of(key: int, width: int) -> int:
+    """The block of ``key`` (keys at or below ``width`` are block 1)."""
+    return 1 if key <= width else (key - 1) // width + 1
+
+
+def blocks_filter(only: Collection[int], past: int, width: int, field: str = "pk") -> Q:
+    """A filter for the rows of the blocks ``only`` and of every block past
+    block ``past`` (``blocks.figures``' choice, for a section that reads
+    its figures with a query of its own)."""
+    if past == 0:
+        return Q()
+    condition = Q(**{f"{field}__gt": past * width})
+    for after, last in runs(sorted(b for b in only if b <= past), range(1, past + 1), width):
+        condition |= Q(**bounds(after, last, field))
+    return condition
 
 
 def _related_filters(
@@ -231,22 +269,3 @@ def _undated_aggregate(spec: LastmodSpec) -> dict[str, Any]:
     if not spec.can_be_missing:
         return {}
     return {"_u": Count("pk", filter=spec.undated())}
-
-
-def _by_block_number(
-    queryset: models.QuerySet[Any], spec: LastmodSpec, width: int
-) -> dict[int, BlockFigures]:
-    base = queryset.order_by().annotate(_sitemaps_page=PkPage(width))
-    base = base.values("_sitemaps_page")
-    aggregates, own = _first_aggregates(spec)
-    figures: dict[int, BlockFigures] = {}
-    lastmods: dict[int, list[LastmodValue]] = {}
-    for row in base.annotate(**aggregates).order_by("_sitemaps_page"):
-        figures[row["_sitemaps_page"]] = _block_figures(row)
-        lastmods[row["_sitemaps_page"]] = [row[k] for k in own]
-    for key, paths in spec.page_aggregates():
-        if key == "own":
-            continue
-        for row in base.annotate(_m=Max(paths[0].path)):
-            lastmods.setdefault(row["_sitemaps_page"], []).append(row["_m"])
-    return _with_lastmods(figures, lastmods)

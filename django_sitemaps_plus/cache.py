@@ -59,7 +59,7 @@ import re
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -72,6 +72,7 @@ from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 
 from django_sitemaps_plus import locks, quiet
+from django_sitemaps_plus.blocks import block_of
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.signals import sitemaps_invalidated
 
@@ -212,11 +213,6 @@ def files_token(section: str) -> str:
     return f"{section}#files"
 
 
-def block_of(key: int, width: int) -> int:
-    """The block of ``key`` (keys at or below ``width`` are block 1)."""
-    return 1 if key <= width else (key - 1) // width + 1
-
-
 def _block_token(section: str, width: int, level: int, group: int) -> str:
     return f"{section}#{width}:{level}:{group}"
 
@@ -235,13 +231,81 @@ def range_tokens(section: str, width: int, after: int | None, last: int) -> list
     """The tokens a file of the keys ``after < key <= last`` shows: its
     blocks' at the lowest level giving at most ``FILE_TOKENS`` of them."""
     first = 0 if after is None else block_of(after + 1, width) - 1
-    end = block_of(last, width) - 1
+    level, low, high = _covering_groups(first, block_of(last, width) - 1)
+    return [_block_token(section, width, level, g) for g in range(low, high + 1)]
+
+
+def _covering_groups(first: int, end: int) -> tuple[int, int, int]:
+    """The lowest level whose groups cover the blocks ``first`` to ``end``
+    (counted from 0) in at most ``FILE_TOKENS`` tokens: (level, first
+    group, last group)."""
     for level in range(BLOCK_LEVELS):
         size = BLOCK_FANOUT**level
         low, high = first // size, end // size
         if high - low < FILE_TOKENS or level == BLOCK_LEVELS - 1:
-            return [_block_token(section, width, level, g) for g in range(low, high + 1)]
+            return level, low, high
     raise AssertionError("unreachable")
+
+
+#: Where a block token stands: (level, group).
+TokenPlace = tuple[int, int]
+
+
+def moved_blocks(
+    section: str, width: int, last: int, kept: Mapping[TokenPlace, str] | None
+) -> tuple[set[int], dict[TokenPlace, str]]:
+    """The blocks 1 to ``last`` whose token moved since ``kept`` (tokens as
+    they were read before, by place), found a level at a time: one
+    ``get_many`` compares the groups covering those blocks in at most
+    ``FILE_TOKENS`` tokens, the next the children of the groups that moved,
+    down to the blocks. A save bumps its block's token at every level, so a
+    group whose token held holds no moved block: a few calls, not one per
+    block. ``kept`` None: every token of those blocks is read (to keep).
+
+    A token not in the cache is made (one ``set_many`` per level), so none
+    kept is ever "none" again after an eviction took a save's token away; a
+    caller reads the rows after this, so a save that a made token hides
+    bumps it again when it commits. Returns the moved blocks and the tokens
+    read (to keep for the next comparison). Raises ``quiet.CacheDown`` when
+    the cache fails.
+    """
+    cache = quiet.get_cache()
+    level, low, high = _covering_groups(0, max(last, 1) - 1)
+    places = [(level, group) for group in range(low, high + 1)]
+    read: dict[TokenPlace, str] = {}
+    moved: set[int] = set()
+    while places:
+        keys = {place: _version_key(_block_token(section, width, *place)) for place in places}
+        found = quiet.call(cache, "get_many", list(keys.values()))
+        made = {keys[place]: _new_token() for place in places if keys[place] not in found}
+        if made:
+            quiet.call(cache, "set_many", made, timeout=None)
+        changed = []
+        for place, key in keys.items():
+            read[place] = found[key] if key in found else made[key]
+            if kept is None or read[place] != kept.get(place):
+                changed.append(place)
+        places = []
+        for level, group in changed:
+            if level == 0:
+                moved.add(group + 1)
+                continue
+            size = BLOCK_FANOUT ** (level - 1)
+            children = range(group * BLOCK_FANOUT, (group + 1) * BLOCK_FANOUT)
+            places += [(level - 1, c) for c in children if c * size < last]
+    return moved, read
+
+
+def top_token(section: str, width: int) -> str:
+    """The token every save of the section's rows bumps (the top level's
+    one group: 64 ** 10 blocks)."""
+    return _block_token(section, width, BLOCK_LEVELS - 1, 0)
+
+
+def token_keys(names: Iterable[str]) -> list[str]:
+    """The cache keys of the version tokens ``names`` (``ALL``, a section,
+    ``files_token``, ``top_token``)."""
+    return [_version_key(name) for name in names]
 
 
 def current_tokens(names: Sequence[str]) -> list[str]:
@@ -250,7 +314,7 @@ def current_tokens(names: Sequence[str]) -> list[str]:
     Raises ``quiet.CacheDown`` when the cache fails."""
     cache = quiet.get_cache()
     found = quiet.call(cache, "get_many", [_version_key(name) for name in names])
-    return _versions(cache, names, found)
+    return versions_of(cache, names, found)
 
 
 @dataclass(frozen=True)
@@ -271,7 +335,7 @@ class BlockScope:
     compute: Callable[[], tuple[int | None, int] | None]
 
 
-def _versions(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> list[str]:
+def versions_of(cache: BaseCache, names: Sequence[str], found: dict[str, Any]) -> list[str]:
     """The current token of each name (from ``found``), creating missing ones."""
     tokens = []
     for name in names:
@@ -354,7 +418,7 @@ def _lookup(cache: BaseCache, site: SiteContext, request: HttpRequest, source: S
     found: dict[str, Any] = quiet.call(
         cache, "get_many", keys if scope is None else [*keys, scope.layout_key]
     )
-    versions = _versions(cache, names, found)
+    versions = versions_of(cache, names, found)
     if scope is None:
         return _lookup_of(meta_key, names, versions, found.get(meta_key), as_of)
     return _scoped_lookup(cache, request, scope, meta_key, names, versions, found, as_of)
@@ -389,7 +453,7 @@ def _scoped_lookup(
     read: dict[str, Any] = quiet.call(
         cache, "get_many", [*(_version_key(n) for n in blocks), *chunk_keys]
     )
-    block_versions = _versions(cache, blocks, read)
+    block_versions = versions_of(cache, blocks, read)
     where = _lookup_of(
         meta_key,
         [*names, *blocks],
@@ -413,7 +477,7 @@ def version_stamp(cache: BaseCache, sections: Sequence[Section], found: dict[str
     """The current version tokens of ``sections`` (read into ``found``, or
     made), as one string: it changes with every save or ``invalidate()``."""
     names = [ALL, *sorted(s.get_name() for s in sections)]
-    return "\n".join(_versions(cache, names, found))
+    return "\n".join(versions_of(cache, names, found))
 
 
 def remember(
@@ -438,7 +502,7 @@ def remember(
         cache = quiet.get_cache()
         names = [ALL, *sorted(s.get_name() for s in sections)]
         found: dict[str, Any] = quiet.call(cache, "get_many", [_version_key(n) for n in names])
-        versions = _versions(cache, names, found)
+        versions = versions_of(cache, names, found)
         stamp = "\n".join([site.cache_key, what, *(f"{n}={v}" for n, v in zip(names, versions))])
         key = f"{KEY_PREFIX}:r:{hashlib.sha256(stamp.encode()).hexdigest()[:40]}"
         held = quiet.call(cache, "get", key)

@@ -98,7 +98,7 @@ def _has_site_resolver() -> bool:
 def check_serving_settings(
     app_configs: Sequence[Any] | None = None, **kwargs: Any
 ) -> list[CheckMessage]:
-    """Cached serving, static builds and IndexNow settings (E011-E015, E018-E022, E024):
+    """Cached serving, static builds and IndexNow settings (E011-E015, E018-E022, E024, E025):
     their rows of ``conf.SETTINGS`` and the checks across settings."""
     from django.conf import settings
 

@@ -289,6 +289,21 @@ class Settings:
     # (URL count and lastmod) and re-render when it moved. Catches updates that
     # bypass signals at the cost of one query per request.
     CACHE_FRESHNESS_CHECK = Setting(False, bool)
+    # Seconds a model section's kept block figures (what its index is laid out
+    # from) serve before every block is read again: the bound on how long a
+    # write that sends no signal (QuerySet.update(), raw SQL, another process's
+    # bulk load) stays out of the index; saves show at once. One hour, as
+    # CACHE_TIMEOUT bounds the files. 0: read every block on every index;
+    # None: only invalidate() (docs/caching.md).
+    CACHE_RECONCILE = Setting(
+        3600,
+        _optional(float),
+        _at_least(0, nullable=True),
+        "sitemaps_plus.E025",
+        hint="How long a write that sends no signal may stay out of the index; "
+        "the default is 3600, 0 reads every block on every index (docs/caching.md).",
+        tag=Tags.caches,
+    )
     # Seconds the render lock lives: a render holder that dies frees it then.
     CACHE_LOCK_TIMEOUT = Setting(
         60, int, _at_least(1, integer=True), "sitemaps_plus.E012", tag=Tags.caches

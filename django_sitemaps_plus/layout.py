@@ -195,10 +195,12 @@ def forget_sizes(section: Section, site: SiteContext) -> None:
         cache = quiet.get_cache()
         key = _layout_key(signature(section, site))
         quiet.call(cache, "delete_many", [key, _ranges_key(key)])
-        quiet.call(cache, "set", _generation_key(section), uuid.uuid4().hex, timeout=None)
+        quiet.call(cache, "set", generation_key(section), uuid.uuid4().hex, timeout=None)
 
 
-def _generation_key(section: Section) -> str:
+def generation_key(section: Section) -> str:
+    """The token ``forget_sizes`` replaces: every measured block, and the
+    kept block figures (``kept_figures``), are read again."""
     return pagination.fingerprint_key("generation", section.get_name())
 
 
@@ -387,7 +389,7 @@ def measured_units(
     try:
         cache = quiet.get_cache()
         # Bumped by ``forget_sizes``: every block is measured again.
-        generation = quiet.call(cache, "get", _generation_key(section))
+        generation = quiet.call(cache, "get", generation_key(section))
         keys = _shelf_keys(stamp, generation, width, figures)
         shelves = quiet.call(cache, "get_many", sorted(set(keys.values())))
     except quiet.CacheDown:

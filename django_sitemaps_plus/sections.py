@@ -27,7 +27,7 @@ import datetime as dt
 import html
 import inspect
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Sized
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -44,7 +44,16 @@ from django.db.models.functions import Cast
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
-from django_sitemaps_plus import blocks, layout, names, pagination, protocol, reads, render
+from django_sitemaps_plus import (
+    blocks,
+    kept_figures,
+    layout,
+    names,
+    pagination,
+    protocol,
+    reads,
+    render,
+)
 from django_sitemaps_plus.conf import SETTINGS, conf
 from django_sitemaps_plus.extensions.base import Extension, loc_budget, undeclared_hook
 from django_sitemaps_plus.lastmod import (
@@ -179,6 +188,7 @@ FLAG_HOOKS: dict[str, tuple[str, ...]] = {
     "defines_own_pages": ("index_pages",),
     "writes_own_entries": ("page_entries",),
     "defines_own_page_info": ("page_info",),
+    "changes_with_time": ("expires_at",),
 }
 #: Items whose ``location()`` check W008 tries: the first of ``items()``.
 LOCATION_SAMPLE = 10
@@ -256,6 +266,11 @@ class Section:
     #: never the figures a ``ModelSection``'s kept layout was made with.
     #: (``page_info``)
     defines_own_page_info: ClassVar[bool] = False
+    #: Whether the section's rows change with the clock, not only when rows
+    #: are saved (``expires_at()`` says when): a ``ModelSection``'s block
+    #: figures are then read on every index, never kept (``kept_figures``).
+    #: (``expires_at``)
+    changes_with_time: ClassVar[bool] = False
 
     def __init__(self, **options: Any) -> None:
         for key, value in options.items():
@@ -913,7 +928,8 @@ class ModelSection(Section):
     #: Fast path: a URL name reversed once, plus URL kwarg → model field.
     url_name: str | None = None
     url_kwargs: Mapping[str, str] = {}
-    #: Most blocks an index reads with per-range aggregates (``blocks.figures``).
+    #: Blocks whose figures one query reads, a ``UNION ALL`` of one range
+    #: aggregate each (``blocks.figures``; SQLite allows 500 members).
     RANGE_UNION_PAGES: ClassVar[int] = 400
     #: Pages are key ranges of the section's layout, not pages of ``items()``.
     defines_own_pages: ClassVar[bool] = True
@@ -1079,15 +1095,16 @@ class ModelSection(Section):
     # The layout ----------------------------------------------------------------
 
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
-        # Computed from the rows each time (the figures' constant queries;
-        # measured blocks come from the cache), and kept for the files.
+        # Laid out anew each time from the blocks' figures (kept, and read
+        # again where a save moved them; measured blocks come from the
+        # cache), and kept for the files.
         return [span_info(span) for span in layout.current(self, site, refresh=True)]
 
     def _compute_layout(self, site: SiteContext) -> list[pagination.Span]:
-        """The section's files: its blocks' figures (constant queries), each
+        """The section's files: its blocks' figures (``kept_figures``), each
         block measured unless the URL count alone sizes files, packed."""
         width = self.block_width()
-        figures = self.block_figures(site, width)
+        figures = kept_figures.block_figures(self, site, width)
         if not figures:
             return []
         end_key = max(figures) * width
@@ -1104,12 +1121,33 @@ class ModelSection(Section):
     # Hooks of the layout: a section whose rows are not its model's own
     # (django CMS: page contents keyed by their page) answers these.
 
-    def block_figures(self, site: SiteContext, width: int) -> dict[int, blocks.BlockFigures]:
-        """Each non-empty key block's figures (rows, key sum, lastmod): a
-        constant number of queries."""
+    def last_block(self, site: SiteContext, width: int) -> int:
+        """The key block of the section's largest key (0: no rows): one
+        index lookup, before the tokens and figures of its blocks are read."""
         self._check_integer_pk()
+        return blocks.last_block(self.site_queryset(site), width)
+
+    def block_figures(
+        self,
+        site: SiteContext,
+        width: int,
+        last: int,
+        only: Collection[int] | None = None,
+        past: int = 0,
+    ) -> dict[int, blocks.BlockFigures]:
+        """Each non-empty key block's figures (rows, key sum, lastmod) up to
+        block ``last`` (``last_block``): of every block (``only`` None), else
+        of the blocks ``only`` and of every block past block ``past``
+        (``kept_figures``: the blocks a save moved, and those new rows
+        opened). ``RANGE_UNION_PAGES`` blocks a query."""
         return blocks.figures(
-            self.site_queryset(site), self.lastmod_spec, width, self.RANGE_UNION_PAGES
+            self.site_queryset(site),
+            self.lastmod_spec,
+            width,
+            self.RANGE_UNION_PAGES,
+            last,
+            only,
+            past,
         )
 
     def range_figures(

@@ -1,5 +1,5 @@
-"""System checks of the serving settings: one test per id (E011-E015, E018-E022, E024,
-W003, W007)."""
+"""System checks of the serving settings: one test per id (E011-E015, E018-E022,
+E024, E025, W003, W007)."""
 
 from __future__ import annotations
 
@@ -76,6 +76,18 @@ def test_e024_accepts_zero_and_any_number_of_seconds(settings, stale):
 def test_e018_cache_control_not_a_string(settings):
     settings.SITEMAPS_PLUS = {**BASE, "CACHE_CONTROL": 300}
     assert ids(check_serving_settings()) == ["sitemaps_plus.E018"]
+
+
+@pytest.mark.parametrize("value", [-1, "3600", True, [60]])
+def test_e025_bad_reconcile(settings, value):
+    settings.SITEMAPS_PLUS = {**BASE, "CACHE_RECONCILE": value}
+    assert ids(check_serving_settings()) == ["sitemaps_plus.E025"]
+
+
+@pytest.mark.parametrize("value", [0, 0.5, 3600, None])
+def test_e025_accepts_seconds_or_none(settings, value):
+    settings.SITEMAPS_PLUS = {**BASE, "CACHE_RECONCILE": value}
+    assert check_serving_settings() == []
 
 
 def test_e012_accepts_a_breaker_of_zero_seconds(settings):

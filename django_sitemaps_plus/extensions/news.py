@@ -163,6 +163,8 @@ class NewsSection(ModelSection):
     #: The files are the window's, with a landing page while it is empty.
     writes_own_entries: ClassVar[bool] = True
     defines_own_page_info: ClassVar[bool] = True
+    # Articles leave the file as they age out of the news window.
+    changes_with_time: ClassVar[bool] = True
 
     def __init__(self, model: type[models.Model] | None = None, **options: Any) -> None:
         super().__init__(model, **options)

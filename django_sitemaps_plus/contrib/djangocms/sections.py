@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -36,7 +36,7 @@ from django.db.models.functions import Cast, Length, Substr
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
-from django_sitemaps_plus.blocks import BlockFigures, PkPage, bounds
+from django_sitemaps_plus.blocks import BlockFigures, PkPage, blocks_filter, bounds, last_block
 from django_sitemaps_plus.contrib.djangocms.images import PluginImages, image_sources, plugin_models
 from django_sitemaps_plus.contrib.djangocms.sites import as_cms_site
 from django_sitemaps_plus.contrib.pages import PageAlternates, PageEntry, alternate_links
@@ -259,11 +259,25 @@ class PageSection(ModelSection):
     def _contents_for(self, site: SiteContext | None) -> models.QuerySet[Any]:
         return self.contents(site.site if site is not None else None)
 
-    def block_figures(self, site: SiteContext, width: int) -> dict[int, BlockFigures]:
-        """The listed contents per block of their page's key: one query."""
+    def last_block(self, site: SiteContext, width: int) -> int:
+        """The block of the largest page key with a listed content."""
+        return last_block(self._contents_for(site), width, "page_id")
+
+    def block_figures(
+        self,
+        site: SiteContext,
+        width: int,
+        last: int,
+        only: Collection[int] | None = None,
+        past: int = 0,
+    ) -> dict[int, BlockFigures]:
+        """The listed contents per block of their page's key (of the blocks
+        ``only`` and past ``past``, when given): one query."""
+        contents = self._contents_for(site).filter(page_id__lte=last * width)
+        if only is not None:
+            contents = contents.filter(blocks_filter(only, past, width, "page_id"))
         rows = (
-            self._contents_for(site)
-            .order_by()
+            contents.order_by()
             .annotate(_sitemaps_page=PkPage(width, "page_id"))
             .values("_sitemaps_page")
             .annotate(_n=Count("pk"), _s=Sum("page_id"), _m=Max(lastmod_expression()))

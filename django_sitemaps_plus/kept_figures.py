@@ -1,0 +1,150 @@
+"""A model section's block figures, kept in the sitemap cache and read
+again only where a change moved them (docs/caching.md, docs/pagination.md).
+
+The index lays a section out from each key block's figures (row count, key
+sum, lastmod: ``blocks.figures``). Reading them all reads every row of the
+section; so they are kept, with the version tokens they were read under:
+
+- ``cache.ALL``, the section's ``files_token`` (``invalidate()``, a setting
+  change, a save whose rows cannot be told) and the layout's generation
+  (``layout.forget_sizes``: a file outgrew its layout): when one of them
+  moved, every block is read again (a full pass);
+- the block tokens, at every level of their hierarchy. A save bumps its
+  block's token at every level, so the top one tells whether anything was
+  saved since (nothing: the kept figures are the section's, no query), and
+  ``cache.moved_blocks`` finds which blocks in a few ``get_many`` calls;
+  only those are read again, with any block new rows opened past the last
+  kept one (``blocks.figures``' ``only`` and ``past``): a bounded number of
+  queries whatever the size of the section.
+
+Writes that send no signal (``QuerySet.update()``, raw SQL, another
+process's bulk load) bump no token: figures whose last full pass is older
+than ``CACHE_RECONCILE`` seconds are read again in full, so such a write
+shows within that bound; ``invalidate()`` shows it at the next index (a
+static build lays sections out as the index does, and sees it alike).
+Tokens are always read (and made, when missing) before the rows, so a save
+during a read, or one whose tokens an eviction took away, is seen by the next
+one.
+
+Figures are kept only where tokens follow the rows: with ``CACHE`` on
+(saves bump tokens only then), without ``CACHE_FRESHNESS_CHECK`` (which
+asks to see every write at once) and for a section whose rows do not change
+with the clock (``changes_with_time``). Otherwise, and while the cache is
+down, every index reads every block, as it did before.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django_sitemaps_plus import blocks, layout, pagination, quiet
+from django_sitemaps_plus import cache as sitemap_cache
+from django_sitemaps_plus.conf import conf
+
+if TYPE_CHECKING:
+    from django_sitemaps_plus.location import SiteContext
+    from django_sitemaps_plus.sections import ModelSection
+
+#: Where the token every save of a section bumps stands.
+TOP: sitemap_cache.TokenPlace = (sitemap_cache.BLOCK_LEVELS - 1, 0)
+#: What a kept entry holds of a block: a new field of ``BlockFigures`` is a
+#: new key, never an old entry read as the new class.
+_FORMAT = tuple(field.name for field in dataclasses.fields(blocks.BlockFigures))
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A section's block figures, with what they were read under."""
+
+    #: ``time.time()`` of the last full pass (``CACHE_RECONCILE`` counts from it).
+    read_at: float
+    #: ``ALL``, the section's files token and the layout's generation, as read.
+    stamp: tuple[Any, ...]
+    #: The block tokens read (or made) before the figures, by place; a place
+    #: not here was not read (past the last block, above the levels compared).
+    tokens: dict[sitemap_cache.TokenPlace, str]
+    figures: dict[int, blocks.BlockFigures]
+    #: The last block the figures were read to: past it, every block is read.
+    past: int
+
+
+def keeps(section: ModelSection) -> bool:
+    """Whether ``section``'s figures are kept (module docstring)."""
+    return (
+        conf.CACHE
+        and not conf.CACHE_FRESHNESS_CHECK
+        and conf.CACHE_RECONCILE != 0
+        and not section.changes_with_time
+    )
+
+
+def figures_key(section: ModelSection, site: SiteContext, width: int) -> str:
+    """The cache key of the section's kept figures: by the site, the
+    language and the section's settings (``layout.signature``), as its layout."""
+    return pagination.fingerprint_key("figures", layout.signature(section, site), width, _FORMAT)
+
+
+def block_figures(
+    section: ModelSection, site: SiteContext, width: int
+) -> dict[int, blocks.BlockFigures]:
+    """Each non-empty block's figures: the kept ones, read again where a
+    save moved them, or all of them read now (none kept, a token of the
+    section moved, older than ``CACHE_RECONCILE``)."""
+    if not keeps(section):
+        return section.block_figures(site, width, section.last_block(site, width))
+    name = section.get_name()
+    key = figures_key(section, site, width)
+    # Made when missing (as a file's lookup makes them): a token first made
+    # after a full pass would make the next index read every block again.
+    names = [
+        sitemap_cache.ALL,
+        sitemap_cache.files_token(name),
+        sitemap_cache.top_token(name, width),
+    ]
+    generation_key = layout.generation_key(section)
+    try:
+        cache = quiet.get_cache()
+        keys = [key, *sitemap_cache.token_keys(names), generation_key]
+        found = quiet.call(cache, "get_many", keys)
+        every, files, top = sitemap_cache.versions_of(cache, names, found)
+        stamp = (every, files, found.get(generation_key))
+        held = found.get(key)
+        if isinstance(held, Kept) and _current(held, stamp):
+            if held.tokens.get(TOP) == top:
+                return held.figures  # nothing saved since
+            kept = _read_moved(section, site, width, held, top)
+        else:
+            last = section.last_block(site, width)
+            # Every block's token, before the rows.
+            tokens = {**sitemap_cache.moved_blocks(name, width, last, None)[1], TOP: top}
+            figures = section.block_figures(site, width, last)
+            kept = Kept(time.time(), stamp, tokens, figures, last)
+    except quiet.CacheDown:
+        # Logged by the breaker.
+        return section.block_figures(site, width, section.last_block(site, width))
+    quiet.quietly(None, cache, "set", key, kept, timeout=pagination.PIECES_TIMEOUT)
+    return kept.figures
+
+
+def _current(held: Kept, stamp: tuple[Any, ...]) -> bool:
+    """Whether ``held`` was read under ``stamp`` and within ``CACHE_RECONCILE``."""
+    if held.stamp != stamp:
+        return False
+    reconcile = conf.CACHE_RECONCILE
+    return reconcile is None or time.time() - held.read_at < reconcile
+
+
+def _read_moved(section: ModelSection, site: SiteContext, width: int, held: Kept, top: str) -> Kept:
+    """``held`` with the blocks whose tokens moved, and those past its
+    last block, read again (``top``: the top token, read before them)."""
+    last = section.last_block(site, width)
+    moved, tokens = sitemap_cache.moved_blocks(section.get_name(), width, last, held.tokens)
+    fresh = section.block_figures(site, width, last, moved, held.past)
+    figures = {
+        b: f for b, f in held.figures.items() if b <= min(last, held.past) and b not in moved
+    }
+    figures = dict(sorted({**figures, **fresh}.items()))
+    return Kept(held.read_at, held.stamp, {**held.tokens, **tokens, TOP: top}, figures, last)
