@@ -6,15 +6,20 @@ Django's settings (``CELERY_*``), tasks found in the installed apps
 
 ``celery -A tests.celery_app worker`` runs it. With ``CELERY_JOURNAL`` set,
 each task's outcome in a worker (the pool process, the job's record or its
-error) is appended there as a JSON line: no result backend is needed. With
-``CELERY_FAILING_PAGE`` set, rendering that page fails in every pool
-process (``tests.utils.failing_page``): a job that fails in a real worker.
+error) is appended there as a JSON line: no result backend is needed.
+
+Faults, in every pool process (``tests.utils.failing_page``): with
+``CELERY_FAILING_PAGE`` set, rendering that page raises (a job that fails in
+a real worker); with ``CELERY_HANGING_PAGE`` and ``CELERY_HANGING_MARK``, the
+first render of that page writes its process id to the mark file and waits
+there to be killed (a job whose worker dies), and later renders go on.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from typing import Any
 
 from celery import Celery
@@ -52,10 +57,22 @@ class _Patch:
         setattr(target, name, value)
 
 
-@worker_process_init.connect
-def _failing_page(**kwargs: Any) -> None:
-    page = os.environ.get("CELERY_FAILING_PAGE")
-    if page:
-        from tests.utils import failing_page
+def _hang_once() -> None:
+    mark = os.environ["CELERY_HANGING_MARK"]
+    try:
+        descriptor = os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return  # the job run again, after its first run was killed
+    os.write(descriptor, str(os.getpid()).encode())
+    os.close(descriptor)
+    time.sleep(300)  # killed long before: the test waits at most 120 s
 
-        failing_page(_Patch(), int(page))
+
+@worker_process_init.connect
+def _faults(**kwargs: Any) -> None:
+    from tests.utils import failing_page
+
+    if os.environ.get("CELERY_FAILING_PAGE"):
+        failing_page(_Patch(), int(os.environ["CELERY_FAILING_PAGE"]))
+    if os.environ.get("CELERY_HANGING_PAGE"):
+        failing_page(_Patch(), int(os.environ["CELERY_HANGING_PAGE"]), fault=_hang_once)

@@ -2,7 +2,8 @@
 --enqueue --enqueue-on celery`` sends the file jobs to RabbitMQ, one
 ``celery -A tests.celery_app worker`` process with two prefork pool
 processes builds them into a shared folder, and the last one writes the
-index.
+index; a job that fails leaves the previous set served; a job whose worker
+is killed mid-job is run again (``acks_late``, ``reject_on_worker_lost``).
 
 The worker runs as a site runs Celery: prefork (the default pool: each job in
 a process of its own, forked after Django's setup, with the database
@@ -23,8 +24,10 @@ or Redis this skips, and fails where ``CI`` is set (``.ci/run``).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -80,13 +83,21 @@ class CelerySite(WorkerSite):
     def __init__(self, root: Path, redis: Any) -> None:
         super().__init__(root, redis)
         self.journal = root / "journal.jsonl"
+        self.hanging_mark = root / "hanging.pid"
+        self.started = itertools.count(1)
         self.env.update(WORKER_AMQP_URL=AMQP_URL, CELERY_JOURNAL=str(self.journal))
 
-    def start_worker(self, failing_page: int | None = None) -> str:
-        """One worker, two prefork pool processes, on this site's queue;
-        rendering ``failing_page`` fails in it."""
-        name = f"{self.queue}-{len(self.workers) + 1}@localhost"
-        env = {**self.env, "CELERY_FAILING_PAGE": str(failing_page or "")}
+    def start_worker(self, failing_page: int = 0, hanging_page: int = 0) -> str:
+        """One worker, two prefork pool processes, on this site's queue, in
+        a process group of its own; rendering ``failing_page`` fails in it,
+        and the first render of ``hanging_page`` waits to be killed."""
+        name = f"{self.queue}-{next(self.started)}@localhost"
+        env = {
+            **self.env,
+            "CELERY_FAILING_PAGE": str(failing_page or ""),
+            "CELERY_HANGING_PAGE": str(hanging_page or ""),
+            "CELERY_HANGING_MARK": str(self.hanging_mark),
+        }
         log = (self.root / f"{name}.log").open("wb")
         command = [
             sys.executable, "-m", "celery", "-A", "tests.celery_app", "worker",
@@ -94,7 +105,10 @@ class CelerySite(WorkerSite):
             "--hostname", name, "--loglevel", "INFO",
             "--without-gossip", "--without-mingle", "--without-heartbeat",
         ]  # fmt: skip
-        process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            command, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
         log.close()
         self.workers.append((name, process))
         deadline = time.monotonic() + WAIT_SECONDS
@@ -103,6 +117,14 @@ class CelerySite(WorkerSite):
             assert time.monotonic() < deadline, f"the worker did not come up: {self.log(name)}"
             time.sleep(0.1)
         return name
+
+    def hanging_process(self) -> int:
+        """The pool process whose job waits to be killed, once it does."""
+        deadline = time.monotonic() + WAIT_SECONDS
+        while not self.hanging_mark.exists() or not self.hanging_mark.read_text():
+            assert time.monotonic() < deadline, f"no job hangs: {self.outcomes()}"
+            time.sleep(0.1)
+        return int(self.hanging_mark.read_text())
 
     def outcomes(self) -> list[dict[str, Any]]:
         """Each task's outcome in the worker so far, in order."""
@@ -215,6 +237,43 @@ class TestCeleryWorker:
         resumed = site.enqueue(out, "--wait")
         assert resumed["enqueued"] == 1, resumed
         assert not (out / PLAN_DIR).exists()
+        plain = site.root / "plain"
+        site.manage("build_sitemaps", "--dir", str(plain), "--quiet")
+        assert files_of(out) == files_of(plain)
+
+    @pytest.mark.parametrize("killed", ["pool process", "worker"])
+    def test_a_job_whose_worker_is_killed_mid_job_is_run_again(self, site, killed):
+        """``acks_late``: the broker gives the message of a worker that died
+        to another; ``reject_on_worker_lost``: likewise when only the pool
+        process running the job dies."""
+        site.seed(20)
+        out = site.root / "shared"
+        site.start_worker(hanging_page=4)
+        assert site.enqueue(out)["enqueued"] == 10
+        hanging = site.hanging_process()
+        if killed == "pool process":
+            os.kill(hanging, signal.SIGKILL)
+        else:  # the whole worker: its main process and its pool
+            ((_, process),) = site.workers
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=WAIT_SECONDS)
+            site.workers.clear()
+            site.start_worker()
+        deadline = time.monotonic() + WAIT_SECONDS
+        while not (out / INDEX_NAME).exists() or (out / PLAN_DIR).exists():
+            assert time.monotonic() < deadline, f"no index: {site.outcomes()}"
+            time.sleep(0.1)
+
+        records = [outcome["record"] for outcome in site.outcomes() if "record" in outcome]
+        # Page 4 was built by the job run again, in another process.
+        (page_4,) = [
+            (outcome["pid"], record)
+            for outcome in site.outcomes()
+            if "sitemap-articles-4.xml" in (record := outcome.get("record", {})).get("files", [])
+        ]
+        assert page_4[0] != hanging
+        assert [record.get("index", False) for record in records].count(True) == 1
+        assert len(published(out)) == 10
         plain = site.root / "plain"
         site.manage("build_sitemaps", "--dir", str(plain), "--quiet")
         assert files_of(out) == files_of(plain)
