@@ -40,9 +40,6 @@ from django_sitemaps_plus.enqueued import finish_enqueued, run_enqueued_job
 from django_sitemaps_plus.location import SiteContext, site_context
 from django_sitemaps_plus.storage import get_build_storage
 
-# Only with Celery installed (it imports celery): the Celery task is then
-# registered wherever this module is imported, so a Celery worker's
-# ``app.autodiscover_tasks()`` finds it with the Tasks framework's one.
 #: The task queues an enqueued build can go to.
 EnqueueOn = Literal["tasks", "celery"]
 #: One file job's arguments: storage alias, folder, plan header, job.
@@ -52,6 +49,9 @@ Send = Callable[[list[JobArguments]], None]
 
 #: ``contrib.celery.sender``; None without Celery.
 celery_sender: Callable[[str | None], Send] | None
+# Only with Celery installed (it imports celery): the Celery task is then
+# registered wherever this module is imported, so a Celery worker's
+# ``app.autodiscover_tasks()`` finds it with the Tasks framework's one.
 if importlib.util.find_spec("celery") is not None:
     from django_sitemaps_plus.contrib.celery import sender as celery_sender
 else:  # pragma: no cover - the test extra installs Celery

@@ -123,6 +123,30 @@ class TestEnqueuedOnCelery:
         assert "secret" not in str(refused.value)
         assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
 
+    def test_a_broker_that_stops_answering_while_jobs_are_sent(
+        self, pages, tmp_path, celery_app, monkeypatch
+    ):
+        from kombu.exceptions import OperationalError
+
+        from django_sitemaps_plus.contrib import celery as celery_path
+
+        task = celery_app.tasks[TASK_NAME]
+        calls: list[int] = []
+
+        def failing_after_two(*args: Any, **kwargs: Any) -> None:
+            calls.append(1)
+            if len(calls) > 2:
+                raise OperationalError("connection reset")
+            return original(*args, **kwargs)
+
+        original = task.apply_async
+        monkeypatch.setattr(celery_path, "build_file", task)
+        monkeypatch.setattr(task, "apply_async", failing_after_two)
+        with pytest.raises(CommandError, match="after 2 of 4 jobs") as failed:
+            enqueue(tmp_path)
+        assert failed.value.returncode == 1
+        assert len(take_messages(celery_app, "celery")) == 2
+
 
 class TestUsage:
     def test_without_a_celery_app(self, pages, tmp_path):
@@ -138,6 +162,13 @@ class TestUsage:
         with pytest.raises(CommandError, match=r"django-sitemaps-plus\[celery\]") as refused:
             enqueue(tmp_path)
         assert refused.value.returncode == 2
+
+    def test_from_code(self, pages, tmp_path, celery_app):
+        with pytest.raises(ValueError, match="TASKS backend"):
+            tasks.enqueue_build(directory=str(tmp_path), enqueue_on="celery", backend="x")
+        with pytest.raises(ValueError, match="'tasks' or 'celery'"):
+            tasks.enqueue_build(directory=str(tmp_path), enqueue_on="rq")  # type: ignore[arg-type]
+        assert not list(tmp_path.iterdir())
 
     @pytest.mark.parametrize(
         "args",

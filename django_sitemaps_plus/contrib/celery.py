@@ -5,7 +5,8 @@ django-sitemaps-plus[celery]``): the file jobs of a build go to the current
 Celery app's broker as ``django_sitemaps_plus.build_file`` tasks, which run
 the same ``enqueued.run_enqueued_job`` as the Tasks framework's task. The
 Tasks framework's own Celery backends are early (0.1, alpha) and need Django
-5.2 or 6.0; this path runs on every Django the package supports.
+5.2+ (django-tasks-fennel) or 6.0+ (django-tasks-celery); this path runs on
+every Django the package supports.
 
 ``django_sitemaps_plus.tasks`` imports this module when Celery is
 installed, so a worker whose app calls ``app.autodiscover_tasks()`` (the
@@ -65,14 +66,24 @@ def sender(queue_name: str | None) -> Callable[[list[tuple[Any, ...]]], None]:
             except (OSError, OperationalError) as exc:
                 # as_uri() leaves the password out.
                 raise ConnectionError(
-                    f"Celery's broker at {connection.as_uri()} does not answer: {exc}"
+                    f"Celery's broker at {connection.as_uri()} does not answer: {exc}. "
+                    "Nothing was enqueued."
                 ) from exc
     options = {"queue": queue_name} if queue_name else {}
 
     def send(jobs: list[tuple[Any, ...]]) -> None:
         """Each job's arguments (``tasks.JobArguments``) as one message."""
-        with app.producer_or_acquire() as producer:
-            for arguments in jobs:
-                build_file.apply_async(arguments, producer=producer, **options)
+        sent = 0
+        try:
+            with app.producer_or_acquire() as producer:
+                for arguments in jobs:
+                    build_file.apply_async(arguments, producer=producer, **options)
+                    sent += 1
+        except (OSError, OperationalError) as exc:
+            raise ConnectionError(
+                f"Celery's broker stopped answering after {sent} of {len(jobs)} jobs: "
+                f"{exc}. The build counts as running until its count expires; the next "
+                "build then resumes it."
+            ) from exc
 
     return send

@@ -18,7 +18,7 @@ that reaches the storage, and returns when the build's index is written.
 
 Exit codes: 0 success; 1 the build failed (database or storage error; the
 previous files are intact), a build waited for stalled, timed out or was
-replaced, Celery's broker did not answer (nothing was enqueued), or
+replaced, Celery's broker did not answer (not every job was enqueued), or
 ``--from-urls`` rejected some lines (the files for the valid ones are
 written); 2 bad usage; 3 another build of the same storage is running
 (nothing was written: run it again later).
@@ -261,8 +261,8 @@ class Command(BaseCommand):
             )
         except (ImportError, ImproperlyConfigured) as exc:
             raise CommandError(str(exc), returncode=2) from exc
-        except ConnectionError as exc:
-            raise CommandError(f"{exc} Nothing was enqueued.") from exc
+        except ConnectionError as exc:  # Celery's broker
+            raise CommandError(str(exc)) from exc
         except BuildRunning as exc:
             raise CommandError(f"{exc} Nothing was enqueued.", returncode=3) from exc
         report: dict[str, Any] = {
