@@ -1,62 +1,61 @@
-"""Builds on Django's Tasks framework: file jobs run by task workers.
+"""Enqueued builds: file jobs run by task workers, on Django's Tasks
+framework (the default) or on Celery.
 
 ``enqueue_build()`` (``build_sitemaps --enqueue``) makes the plan under the
-build lock (``build.make_plan``), keeps it in the storage, and enqueues one
-``build_file`` task per file job on a ``TASKS`` backend: ``django.tasks`` on
-Django 6.0+, the ``django-tasks`` package before (``pip install
-django-sitemaps-plus[tasks]``). Any backend whose workers run on machines
-that reach the same storage and the same sitemap cache builds the files in
-parallel: the database backend's workers, RQ, Celery.
+build lock (``build.make_plan``), keeps it in the storage, and sends one
+message per file job:
 
-Each task renders its file to the storage atomically and writes its record
-(``build.run_job``), then counts itself done in the sitemap cache
-(``cache.incr``: atomic on Redis, Memcached and local memory). The task
-that counts the last job writes the index (``build.finish``) under the build
-lock, after checking every job's record in the storage: the count only says
-when to look. When the count is lost (evicted; a cache that is not shared),
-or the cache's ``incr`` is a read then a write (the database and file
-caches: two tasks may count as one), every task looks, and the one that
-finds all records writes the index. A task of a plan that a newer build replaced does nothing.
+- ``enqueue_on="tasks"``: a ``build_file`` task on a ``TASKS`` backend:
+  ``django.tasks`` on Django 6.0+, the ``django-tasks`` package before (``pip
+  install django-sitemaps-plus[tasks]``); any backend whose workers reach the
+  same storage and the same sitemap cache (RQ is the one tested with real
+  workers).
+- ``enqueue_on="celery"``: a ``contrib.celery.build_file`` task (``pip
+  install django-sitemaps-plus[celery]``) on the current Celery app's broker,
+  for sites that run Celery workers already.
 
-The storage travels to the workers as its ``STORAGES`` alias or folder
-(``storage_alias``, ``directory``; neither: the workers'
-``BUILD_STORAGE``/``BUILD_DIR``); every job's arguments are plain JSON.
+Both tasks run ``enqueued.run_enqueued_job``: the last job to finish writes
+the index.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import time
+import importlib.util
 from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any
-
-from django.core.cache.backends.base import BaseCache
-from django.core.cache.backends.locmem import LocMemCache
-from django.core.cache.backends.memcached import BaseMemcachedCache
-from django.core.cache.backends.redis import RedisCache
-from django.core.files.storage import Storage
+from typing import Any, Literal
 
 from django_sitemaps_plus import quiet
 from django_sitemaps_plus.build import (
     CACHE_LOCK_SECONDS,
-    BuildFailed,
     BuildPlan,
-    BuildRunning,
-    FileJob,
     build_lock,
-    current_generation,
-    finish,
     jobs_counter_key,
-    load_plan,
     make_plan,
-    run_job,
     unfinished_jobs,
 )
 from django_sitemaps_plus.conf import conf, get_cache
+from django_sitemaps_plus.enqueued import finish_enqueued, run_enqueued_job
 from django_sitemaps_plus.location import SiteContext, site_context
 from django_sitemaps_plus.storage import get_build_storage
+
+#: The task queues an enqueued build can go to.
+EnqueueOn = Literal["tasks", "celery"]
+#: One file job's arguments: storage alias, folder, plan header, job.
+JobArguments = tuple[str | None, str | None, dict[str, Any], dict[str, Any]]
+#: Sends the file jobs of a plan.
+Send = Callable[[list[JobArguments]], None]
+
+#: ``contrib.celery.sender``; None without Celery.
+celery_sender: Callable[[str | None], Send] | None
+# Only with Celery installed (it imports celery): the Celery task is then
+# registered wherever this module is imported, so a Celery worker's
+# ``app.autodiscover_tasks()`` finds it with the Tasks framework's one.
+if importlib.util.find_spec("celery") is not None:
+    from django_sitemaps_plus.contrib.celery import sender as celery_sender
+else:  # pragma: no cover - the test extra installs Celery
+    celery_sender = None
 
 
 def _tasks_module() -> Any:
@@ -93,76 +92,42 @@ def build_file(
     plan: dict[str, Any],
     job: dict[str, Any],
 ) -> dict[str, Any]:
-    """One file job of an enqueued plan (``plan``: the plan without its
-    jobs); the one that finishes last writes the index."""
-    storage = get_build_storage(storage_alias, directory)
-    fields = {name: value for name, value in plan.items() if name != "total"}
-    header = BuildPlan.from_json({**fields, "jobs": []})
-    if current_generation(storage, header.prefix) != header.generation:
-        return {"superseded": True}  # a newer build, or this one is done
-    file_job = FileJob(**job)
-    cache = get_cache()
-    key = jobs_counter_key(header)
-
-    def renew() -> None:
-        # Keeps the build counted as running; a cache that is down lets it
-        # expire (the records, in the storage, still say what is done).
-        with contextlib.suppress(quiet.CacheDown):
-            quiet.call(cache, "touch", key, CACHE_LOCK_SECONDS)
-
-    record = run_job(storage, header, file_job, renew=renew)
-    try:
-        done: int | None = quiet.call(cache, "incr", key, passing=(ValueError,))
-        renew()
-    except (ValueError, quiet.CacheDown):
-        done = None  # the count is lost (or unreachable): look at every record
-    if not counts_atomically(cache):
-        done = None  # a lost count would leave the index unwritten: look
-    if done is None or done >= plan["total"]:
-        record["index"] = finish_enqueued(storage, header.prefix, header.generation)
-    return record
+    """One file job of an enqueued plan (``enqueued.run_enqueued_job``)."""
+    return run_enqueued_job(storage_alias, directory, plan, job)
 
 
-def counts_atomically(cache: BaseCache) -> bool:
-    """Whether ``cache.incr`` is one atomic operation: Redis (Django's or
-    django-redis), Memcached, local memory. ``BaseCache.incr`` (the database
-    and file caches) reads then writes, and two tasks finishing together
-    would count as one."""
-    if isinstance(cache, (RedisCache, BaseMemcachedCache, LocMemCache)):
-        return True
-    return type(cache).__module__.startswith("django_redis.")
+def _send_as_tasks(backend: str | None, queue_name: str | None) -> Send:
+    if _framework is None:
+        _tasks_module()  # raises the ImportError that says what to install
+    task = build_file
+    if backend or queue_name:
+        task = task.using(
+            **({"backend": backend} if backend else {}),
+            **({"queue_name": queue_name} if queue_name else {}),
+        )
+
+    def send(jobs: list[JobArguments]) -> None:
+        for arguments in jobs:
+            task.enqueue(*arguments)
+
+    return send
 
 
-#: How often, a second apart, the last task tries for the build lock (held a
-#: moment by a build that is being refused, say) before it fails.
-FINISH_ATTEMPTS = 30
-
-
-def finish_enqueued(storage: Storage, prefix: str, generation: str) -> bool:
-    """Write the index of the enqueued plan ``generation`` if all its jobs
-    have their record; returns whether it did."""
-    for attempt in range(FINISH_ATTEMPTS):
-        try:
-            with build_lock(storage, prefix):
-                plan = load_plan(storage, prefix)
-                if plan is None or plan.generation != generation:
-                    return False  # written already
-                try:
-                    finish(storage, plan)
-                except BuildFailed:
-                    return False  # a job still runs: the last one writes it
-                with contextlib.suppress(quiet.CacheDown):
-                    quiet.call(get_cache(), "delete", jobs_counter_key(plan))
-                return True
-        except BuildRunning:
-            if attempt + 1 == FINISH_ATTEMPTS:
-                raise
-            _wait_for_lock()
-    return False
-
-
-def _wait_for_lock() -> None:
-    time.sleep(1)
+def _sender(enqueue_on: EnqueueOn, backend: str | None, queue_name: str | None) -> Send:
+    """What sends the jobs; raises before anything is planned when it cannot
+    (``ImportError``: not installed; ``ImproperlyConfigured``;
+    ``ConnectionError``: Celery's broker does not answer)."""
+    if enqueue_on == "tasks":
+        return _send_as_tasks(backend, queue_name)
+    if enqueue_on != "celery":
+        raise ValueError(f"enqueue_on: 'tasks' or 'celery', not {enqueue_on!r}.")
+    if backend:
+        raise ValueError("backend names a TASKS backend: it does not go with Celery.")
+    if celery_sender is None:
+        raise ImportError(
+            "Enqueued builds on Celery need Celery: pip install django-sitemaps-plus[celery]."
+        )
+    return celery_sender(queue_name)
 
 
 def enqueue_build(
@@ -174,22 +139,18 @@ def enqueue_build(
     text: bool = False,
     prefix: str | None = None,
     force: bool = False,
+    enqueue_on: EnqueueOn = "tasks",
     backend: str | None = None,
     queue_name: str | None = None,
 ) -> tuple[BuildPlan, int]:
     """Plan a build of the storage (``storage_alias`` of ``STORAGES``, or
     ``directory``; neither: ``BUILD_STORAGE``/``BUILD_DIR``) and enqueue its
-    file jobs that have no record yet. Returns the plan and how many jobs
-    were enqueued. Raises ``BuildRunning`` when another build holds the
-    storage (a plain one, or an enqueued one whose workers still work)."""
-    if _framework is None:
-        _tasks_module()  # raises the ImportError that says what to install
-    task = build_file
-    if backend or queue_name:
-        task = task.using(
-            **({"backend": backend} if backend else {}),
-            **({"queue_name": queue_name} if queue_name else {}),
-        )
+    file jobs that have no record yet, on the Tasks framework (``backend``:
+    a ``TASKS`` alias) or on Celery; ``queue_name`` is the queue of either.
+    Returns the plan and how many jobs were enqueued. Raises
+    ``BuildRunning`` when another build holds the storage (a plain one, or
+    an enqueued one whose workers still work)."""
+    send = _sender(enqueue_on, backend, queue_name)
     storage = get_build_storage(storage_alias, directory)
     prefix = conf.BUILD_PREFIX if prefix is None else prefix
     with build_lock(storage, prefix):
@@ -225,6 +186,5 @@ def enqueue_build(
         "previous_files": [],
         "total": len(plan.jobs),
     }
-    for job in todo:
-        task.enqueue(storage_alias, directory, header, asdict(job))
+    send([(storage_alias, directory, header, asdict(job)) for job in todo])
     return plan, len(todo)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from django_sitemaps_plus import register, tasks
+from django_sitemaps_plus import enqueued, register, tasks
 from django_sitemaps_plus.build import PLAN_DIR, jobs_counter_key, load_plan
 from django_sitemaps_plus.conf import get_cache
 from django_sitemaps_plus.storage import get_build_storage
@@ -127,7 +127,7 @@ class TestEnqueuedBuild:
             },
         }
         settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "CACHE_ALIAS": "files"}
-        assert not tasks.counts_atomically(get_cache())
+        assert not enqueued.counts_atomically(get_cache())
         backend = use_backend(settings, "dummy")
         out = tmp_path / "enqueued"
         enqueue(out)
@@ -141,7 +141,7 @@ class TestEnqueuedBuild:
         assert files_of(out) == plain_build(tmp_path / "plain")
 
     def test_which_caches_count_atomically(self, settings):
-        assert tasks.counts_atomically(get_cache())  # local memory: under a lock
+        assert enqueued.counts_atomically(get_cache())  # local memory: under a lock
 
     def test_a_rerun_enqueues_only_the_jobs_not_done(self, pages, tmp_path, settings):
         backend = use_backend(settings, "dummy")
@@ -184,7 +184,7 @@ class TestEnqueuedBuild:
             holder.stdin.close()
             holder.wait(timeout=30)
 
-        monkeypatch.setattr(tasks, "_wait_for_lock", release)
+        monkeypatch.setattr(enqueued, "_wait_for_lock", release)
         assert last.task.call(*last.args, **last.kwargs)["index"] is True
         assert waits == [True]
         assert files_of(out) == plain_build(tmp_path / "plain")

@@ -8,7 +8,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -90,16 +90,19 @@ def wait_for_port(port: int, process: subprocess.Popen[Any], seconds: float = 30
             time.sleep(0.1)
 
 
-def failing_page(monkeypatch: Any, number: int) -> None:
+def failing_page(monkeypatch: Any, number: int, fault: Callable[[], None] | None = None) -> None:
     """Rendering page ``number`` of a model section raises, as a build that
-    dies there stops (``BuildFailed`` names that file and those after it)."""
+    dies there stops (``BuildFailed`` names that file and those after it);
+    or, with ``fault``, runs it first (it may raise, or hold the render)."""
     from django_sitemaps_plus.sections import ModelSection
 
     original = ModelSection.page_entries
 
     def failing(self: Any, page: int, site: Any, info: Any = None) -> Any:
         if page == number:
-            raise RuntimeError("killed mid-build")
+            if fault is None:
+                raise RuntimeError("killed mid-build")
+            fault()
         return original(self, page, site, info)
 
     monkeypatch.setattr(ModelSection, "page_entries", failing)

@@ -5,6 +5,7 @@
     manage.py build_sitemaps --storage sitemaps   # an alias of STORAGES
     manage.py build_sitemaps --from-urls urls.txt --dir out [--format txt]
     manage.py build_sitemaps --enqueue --wait     # task workers build; follow them
+    manage.py build_sitemaps --enqueue --enqueue-on celery --queue sitemaps
     manage.py build_sitemaps --wait               # follow the build running now
 
 Only files whose content changed are rewritten; the command reports what it
@@ -17,9 +18,10 @@ that reaches the storage, and returns when the build's index is written.
 
 Exit codes: 0 success; 1 the build failed (database or storage error; the
 previous files are intact), a build waited for stalled, timed out or was
-replaced, or ``--from-urls`` rejected some lines (the files for the valid
-ones are written); 2 bad usage; 3 another build of the same storage is
-running (nothing was written: run it again later).
+replaced, Celery's broker did not answer (not every job was enqueued), or
+``--from-urls`` rejected some lines (the files for the valid ones are
+written); 2 bad usage; 3 another build of the same storage is running
+(nothing was written: run it again later).
 """
 
 from __future__ import annotations
@@ -82,11 +84,20 @@ class Command(BaseCommand):
         parser.add_argument(
             "--enqueue",
             action="store_true",
-            help="Enqueue the file jobs on Django's Tasks framework (TASKS): task workers "
-            "build the files, the last one writes the index.",
+            help="Enqueue the file jobs on Django's Tasks framework (TASKS) or on Celery "
+            "(--enqueue-on): task workers build the files, the last one writes the index.",
         )
         parser.add_argument(
-            "--backend", help="With --enqueue: the TASKS backend alias (default: default)."
+            "--enqueue-on",
+            choices=["tasks", "celery"],
+            default=None,
+            help="With --enqueue: Django's Tasks framework (tasks, the default) or the "
+            "current Celery app (celery).",
+        )
+        parser.add_argument(
+            "--backend",
+            help="With --enqueue on the Tasks framework: the TASKS backend alias "
+            "(default: default).",
         )
         parser.add_argument("--queue", help="With --enqueue: the queue name.")
         parser.add_argument(
@@ -157,8 +168,17 @@ class Command(BaseCommand):
             return
         if options["enqueue"] and options["jobs"] != 1:
             raise CommandError("--enqueue and --jobs: task workers build the files.", returncode=2)
-        if (options["backend"] or options["queue"]) and not options["enqueue"]:
-            raise CommandError("--backend and --queue go with --enqueue.", returncode=2)
+        if (options["backend"] or options["queue"] or options["enqueue_on"]) and not options[
+            "enqueue"
+        ]:
+            raise CommandError(
+                "--enqueue-on, --backend and --queue go with --enqueue.", returncode=2
+            )
+        if options["backend"] and options["enqueue_on"] == "celery":
+            raise CommandError(
+                "--backend names a TASKS backend: it does not go with --enqueue-on celery.",
+                returncode=2,
+            )
         if options["jobs"] < 0:
             raise CommandError("--jobs: 0 (one per CPU) or more.", returncode=2)
         quiet = options["quiet"] or options["verbosity"] == 0
@@ -235,11 +255,14 @@ class Command(BaseCommand):
                 gzip=options["gzip"],
                 text=options["text"],
                 force=options["force"],
+                enqueue_on=options["enqueue_on"] or "tasks",
                 backend=options["backend"],
                 queue_name=options["queue"],
             )
-        except ImportError as exc:
+        except (ImportError, ImproperlyConfigured) as exc:
             raise CommandError(str(exc), returncode=2) from exc
+        except ConnectionError as exc:  # Celery's broker
+            raise CommandError(str(exc)) from exc
         except BuildRunning as exc:
             raise CommandError(f"{exc} Nothing was enqueued.", returncode=3) from exc
         report: dict[str, Any] = {
