@@ -49,15 +49,39 @@ class PkPage(Func):
         return super().as_sql(compiler, connection, template=template, **extra_context)
 
 
+class ByteLength(Func):
+    """The length in bytes of a column's text (UTF-8): PostgreSQL's
+    ``octet_length``, MySQL's ``LENGTH``, SQLite's ``length`` of it as a
+    blob (its own ``length`` counts characters). A number is measured as
+    its decimal text, which is what ``str()`` gives the URL."""
+
+    output_field = models.IntegerField()
+
+    def as_sql(  # type: ignore[override]
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
+    ) -> tuple[str, Sequence[Any]]:
+        if connection.vendor == "postgresql":
+            template = "octet_length((%(expressions)s)::text)"
+        elif connection.vendor == "mysql":
+            template = "LENGTH(%(expressions)s)"
+        else:
+            template = "length(CAST(%(expressions)s AS BLOB))"
+        return super().as_sql(compiler, connection, template=template, **extra_context)
+
+
 @dataclass(frozen=True)
 class BlockFigures:
     """What one grouped query says of a block: its rows, their key sum, the
-    latest lastmod, and whether any row has none (the block's fingerprint)."""
+    latest lastmod, and whether any row has none (the block's fingerprint);
+    and, when asked for (``byte_paths``), the longest value in bytes of each
+    field its locations are spliced from (0: none has one), which bounds
+    its files' bytes (``layout.bounded_units``)."""
 
     count: int
     key_sum: int
     lastmod: LastmodValue = None
     undated: bool = False
+    field_bytes: tuple[int, ...] = ()
 
     @property
     def file_lastmod(self) -> LastmodValue:
@@ -66,8 +90,40 @@ class BlockFigures:
         return None if self.undated else self.lastmod
 
 
-def _block_figures(row: dict[str, Any]) -> BlockFigures:
-    return BlockFigures(row["_n"], int(row.get("_s") or 0), None, bool(row.get("_u")))
+#: The bytes of a UUID's text in a URL (``str(uuid)``), whatever the column
+#: holds (32 hex characters on SQLite and MySQL).
+UUID_TEXT_BYTES = 36
+
+
+def value_bytes_source(model: type[models.Model], path: str) -> str | int | None:
+    """How the longest value of field ``path`` (``slug``, ``category__slug``)
+    is known in bytes, as ``str()`` writes it into a URL: ``path`` itself
+    when ``ByteLength`` measures it in SQL (a text or integer column), a
+    number for a value of fixed length (a UUID), None when neither holds
+    (another type, or a path across a many-valued relation)."""
+    current: type[models.Model] = model
+    field: Any = None
+    for part in path.split(LOOKUP_SEP):
+        if field is not None:
+            if not isinstance(field, models.ForeignKey):  # OneToOneField is one too
+                return None
+            current = field.related_model
+        try:
+            field = current._meta.get_field(part)
+        except Exception:
+            return None
+    if isinstance(field, models.ForeignKey):
+        field = field.target_field  # the value is its key
+    if isinstance(field, models.UUIDField):
+        return UUID_TEXT_BYTES
+    if isinstance(field, models.CharField | models.TextField | models.IntegerField):
+        return path
+    return None
+
+
+def _block_figures(row: dict[str, Any], byte_paths: Sequence[str]) -> BlockFigures:
+    field_bytes = tuple(int(row[f"_b{i}"] or 0) for i in range(len(byte_paths)))
+    return BlockFigures(row["_n"], int(row.get("_s") or 0), None, bool(row.get("_u")), field_bytes)
 
 
 def _with_lastmods(
@@ -118,9 +174,14 @@ def bounds(after: int | None, last: int, field: str = "pk") -> dict[str, int]:
 
 
 def figures(
-    queryset: models.QuerySet[Any], spec: LastmodSpec, width: int, union_blocks: int
+    queryset: models.QuerySet[Any],
+    spec: LastmodSpec,
+    width: int,
+    union_blocks: int,
+    byte_paths: Sequence[str] = (),
 ) -> dict[int, BlockFigures]:
-    """Rows, key sum and lastmod per block of ``queryset``, keyed by block.
+    """Rows, key sum and lastmod per block of ``queryset``, keyed by block
+    (with the longest value in bytes of each of ``byte_paths``).
 
     Blocks are found from the largest key (one index lookup). Up to
     ``RANGE_UNION_PAGES`` blocks, each lastmod group (see
@@ -135,9 +196,9 @@ def figures(
         return {}
     last = 1 if top <= width else (top - 1) // width + 1
     if last > union_blocks:
-        return _by_block_number(queryset, spec, width)
+        return _by_block_number(queryset, spec, width, byte_paths)
     ranges = [(block, *block_bounds(block, width)) for block in range(1, last + 1)]
-    return range_figures(queryset, spec, ranges)
+    return range_figures(queryset, spec, ranges, byte_paths=byte_paths)
 
 
 def _related_filters(
@@ -185,10 +246,13 @@ def _range_union(
     return list(members[0].union(*members[1:], all=True))
 
 
-def _first_aggregates(spec: LastmodSpec, key_sum: bool = True) -> tuple[dict[str, Any], list[str]]:
+def _first_aggregates(
+    spec: LastmodSpec, key_sum: bool = True, byte_paths: Sequence[str] = ()
+) -> tuple[dict[str, Any], list[str]]:
     """The aggregates of every block's first query: rows, key sum (for a
     block's fingerprint; a file's figures need none), rows without lastmod,
-    and the latest of each single-valued lastmod path."""
+    the latest of each single-valued lastmod path, and the longest value in
+    bytes of each of ``byte_paths`` (single-valued: the location's fields)."""
     groups = spec.page_aggregates()
     own = groups[0][1] if groups and groups[0][0] == "own" else []
     own_aggregates = {f"_m{i}": Max(p.source()) for i, p in enumerate(own)}
@@ -197,6 +261,7 @@ def _first_aggregates(spec: LastmodSpec, key_sum: bool = True) -> tuple[dict[str
         **({"_s": Sum("pk")} if key_sum else {}),
         **_undated_aggregate(spec),
         **own_aggregates,
+        **{f"_b{i}": Max(ByteLength(path)) for i, path in enumerate(byte_paths)},
     }
     return aggregates, list(own_aggregates)
 
@@ -206,16 +271,18 @@ def range_figures(
     spec: LastmodSpec,
     ranges: Sequence[tuple[int, int | None, int]],
     key_sum: bool = True,
+    byte_paths: Sequence[str] = (),
 ) -> dict[int, BlockFigures]:
     """Figures of each key range (label, after, last) that has rows
-    (``key_sum`` False: without the key sum, 0)."""
+    (``key_sum`` False: without the key sum, 0; ``byte_paths``: see
+    ``figures``)."""
     queryset = queryset.order_by()
-    aggregates, own = _first_aggregates(spec, key_sum)
+    aggregates, own = _first_aggregates(spec, key_sum, byte_paths)
     figures: dict[int, BlockFigures] = {}
     lastmods: dict[int, list[LastmodValue]] = {}
     for row in _range_union(queryset, ranges, aggregates):
         if row["_n"]:
-            figures[row["_sitemaps_page"]] = _block_figures(row)
+            figures[row["_sitemaps_page"]] = _block_figures(row, byte_paths)
             lastmods[row["_sitemaps_page"]] = [row[k] for k in own]
     filled = [r for r in ranges if r[0] in figures]
     for key, paths in spec.page_aggregates():
@@ -235,15 +302,15 @@ def _undated_aggregate(spec: LastmodSpec) -> dict[str, Any]:
 
 
 def _by_block_number(
-    queryset: models.QuerySet[Any], spec: LastmodSpec, width: int
+    queryset: models.QuerySet[Any], spec: LastmodSpec, width: int, byte_paths: Sequence[str]
 ) -> dict[int, BlockFigures]:
     base = queryset.order_by().annotate(_sitemaps_page=PkPage(width))
     base = base.values("_sitemaps_page")
-    aggregates, own = _first_aggregates(spec)
+    aggregates, own = _first_aggregates(spec, byte_paths=byte_paths)
     figures: dict[int, BlockFigures] = {}
     lastmods: dict[int, list[LastmodValue]] = {}
     for row in base.annotate(**aggregates).order_by("_sitemaps_page"):
-        figures[row["_sitemaps_page"]] = _block_figures(row)
+        figures[row["_sitemaps_page"]] = _block_figures(row, byte_paths)
         lastmods[row["_sitemaps_page"]] = [row[k] for k in own]
     for key, paths in spec.page_aggregates():
         if key == "own":
