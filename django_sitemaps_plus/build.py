@@ -72,7 +72,7 @@ from typing import IO, Any, cast
 from django.core.files.storage import FileSystemStorage, Storage
 from django.urls import NoReverseMatch, reverse
 
-from django_sitemaps_plus import names, pagination, protocol, xml
+from django_sitemaps_plus import layout, names, pagination, protocol, xml
 from django_sitemaps_plus.cache import Measured, gzip_chunks
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
@@ -557,7 +557,6 @@ def _key_range(page: Any) -> dict[str, Any]:
 def _fingerprint(section: Any, page: Any, site: SiteContext, *context: object) -> str | None:
     """A model section file's fingerprint (``layout.file_fingerprint``), or
     None for a file of another section: it is rendered on every build."""
-    from django_sitemaps_plus import layout
     from django_sitemaps_plus.sections import ModelSection
 
     span = page.prepared
@@ -595,6 +594,10 @@ def make_plan(
         )
     _remove_stale_temporaries(storage, prefix)
     previous = _load_manifest(storage, prefix)
+    for section in registry:
+        # Off the request path: blocks of sections sized by measure are
+        # rendered and kept now, so the layout packs them by their bytes.
+        layout.measure_blocks(section, site)
     # The files an index lists: none that would have no URL.
     pages = [(section, page) for section in registry for page in section.listed_pages(site)]
     if len(pages) > protocol.MAX_SITEMAPS_PER_INDEX:

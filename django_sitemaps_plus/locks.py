@@ -1,8 +1,8 @@
 """The one lock of the package: a key in the sitemap cache, held by a token.
 
-Used for a cold file's render (``cache``), a section's measuring
-(``layout``), a build to a storage that is not a file system (``build``) and
-an IndexNow submission run (``indexnow``). ``take`` is ``cache.add`` (one
+Used for a cold file's render (``cache``), a build to a storage that is
+not a file system (``build``) and an IndexNow submission run
+(``indexnow``). ``take`` is ``cache.add`` (one
 process wins; the key expires after ``timeout`` seconds, so a holder that
 dies frees it), ``release`` deletes the key only while it still holds this
 lock's token (never one that expired and was taken again), ``renew`` pushes
@@ -79,7 +79,7 @@ class Lock:
         quiet.call(self.cache, "touch", self.key, self.timeout)
 
     def wait(
-        self, ready: Callable[[], T | None] = lambda: None, delays: Iterator[float] | None = None
+        self, ready: Callable[[], T | None], delays: Iterator[float] | None = None
     ) -> T | None:
         """Poll, between ``delays`` (``poll_delays()``), until ``ready()``
         returns something or the lock is free; None when the holder gave up
@@ -87,8 +87,7 @@ class Lock:
         cache failed. The lock is read before ``ready()``: a holder leaves
         what it made before it releases, so a lock found free and nothing
         ready means it gave up (read the other way round, a holder finishing
-        between the two reads would look like one that died). Without
-        ``ready``, it waits for the release alone."""
+        between the two reads would look like one that died)."""
         for delay in poll_delays() if delays is None else delays:
             time.sleep(delay)
             try:
