@@ -510,8 +510,9 @@ def bounded_units(
     When a block's bound exceeds a file's room (entries that may be
     kilobytes each), the section's figures are read again in narrower
     blocks (``block_figures``: one more grouped pass), narrow enough that
-    even the largest bound fits one file, and those blocks are the units:
-    no legal URL is left out, however long its entries.
+    even at the largest bound each is a fifth of a file at most (as blocks
+    are of the URL limit, so files are packed four fifths full), and those
+    blocks are the units: no legal URL is left out, however long its entries.
     """
     room = section.measured_room()
 
@@ -524,7 +525,8 @@ def bounded_units(
     if not oversized:
         return units
     largest = max(entry_bound(figures[block]) for block in oversized)
-    narrow = narrower_width(width, room // (largest * section.urls_per_item()))
+    per_file = room // (largest * section.urls_per_item())
+    narrow = narrower_width(width, per_file // pagination.UNIT_SHARE)
     units = [u for u in units if (u.last_key - 1) // width + 1 not in oversized]
     for sub, f in section.block_figures(site, narrow).items():
         if (sub * narrow - 1) // width + 1 in oversized:

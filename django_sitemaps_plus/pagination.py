@@ -58,9 +58,11 @@ from django_sitemaps_plus.lastmod import LastmodValue, latest, to_utc
 logger = logging.getLogger("django_sitemaps_plus")
 
 
-#: URLs per key block at most: a fifth of a full file, so packing whole
-#: blocks fills every file but the last to four fifths at least.
-BLOCK_URLS: Final = protocol.MAX_URLS_PER_FILE // 5
+#: A unit holds at most this share of a file, so packing whole units fills
+#: every file but the last to four fifths at least.
+UNIT_SHARE: Final = 5
+#: URLs per key block at most: a fifth of a full file.
+BLOCK_URLS: Final = protocol.MAX_URLS_PER_FILE // UNIT_SHARE
 #: A measured block is kept as pieces of at most this many URLs...
 PIECE_URLS: Final = 1_000
 #: ...or a fiftieth of a file's bytes (``piece_bytes()``); one entry larger
