@@ -170,6 +170,24 @@ def test_a_cold_index_renders_nothing_and_keeps_files_of_50000_urls(registry, mo
     assert [page.url_count for page in pages] == [50_000, 10_000]
 
 
+def test_with_ordinary_slugs_the_bound_lays_files_out_as_measuring_does(registry):
+    """The same rows, as a ``url_name`` section (bound) and through
+    ``get_absolute_url()`` once measured: the same files, key range for key
+    range (5,000 URLs a file, so both are sized by bytes)."""
+    bulk_articles(12_345)
+    bounded = Slugs(limit=5_000)
+    assert bounded.file_sizing() == "bound"
+    measured = Located(limit=5_000)
+    assert layout.measure_blocks(measured, SITE) == 13
+
+    def files(section: ModelSection) -> list[tuple[Any, ...]]:
+        spans = [page.prepared for page in section.index_pages(SITE)]
+        return [(s.after, s.last, s.urls, s.lastmod) for s in spans]
+
+    assert files(bounded) == files(measured)
+    assert [urls for *_, urls, _ in files(bounded)] == [5_000, 5_000, 2_345]
+
+
 def test_extremely_long_slugs_give_smaller_files_within_the_limits(registry, monkeypatch):
     """600 slugs of 600 characters under a 200,000-byte limit: a block's
     bound exceeds a file, so the section is read again in narrower blocks;
