@@ -50,15 +50,39 @@ class PkPage(Func):
         return super().as_sql(compiler, connection, template=template, **extra_context)
 
 
+class ByteLength(Func):
+    """The length in bytes of a column's text (UTF-8): PostgreSQL's
+    ``octet_length``, MySQL's ``LENGTH``, SQLite's ``length`` of it as a
+    blob (its own ``length`` counts characters). A number is measured as
+    its decimal text, which is what ``str()`` gives the URL."""
+
+    output_field = models.IntegerField()
+
+    def as_sql(  # type: ignore[override]
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
+    ) -> tuple[str, Sequence[Any]]:
+        if connection.vendor == "postgresql":
+            template = "octet_length((%(expressions)s)::text)"
+        elif connection.vendor == "mysql":
+            template = "LENGTH(%(expressions)s)"
+        else:
+            template = "length(CAST(%(expressions)s AS BLOB))"
+        return super().as_sql(compiler, connection, template=template, **extra_context)
+
+
 @dataclass(frozen=True)
 class BlockFigures:
     """What one grouped query says of a block: its rows, their key sum, the
-    latest lastmod, and whether any row has none (the block's fingerprint)."""
+    latest lastmod, and whether any row has none (the block's fingerprint);
+    and, when asked for (``byte_paths``), the longest value in bytes of each
+    field its locations are spliced from (0: none has one), which bounds
+    its files' bytes (``layout.bounded_units``)."""
 
     count: int
     key_sum: int
     lastmod: LastmodValue = None
     undated: bool = False
+    field_bytes: tuple[int, ...] = ()
 
     @property
     def file_lastmod(self) -> LastmodValue:
@@ -66,8 +90,40 @@ class BlockFigures:
         return file_lastmod(self.lastmod, self.undated)
 
 
-def _block_figures(row: dict[str, Any]) -> BlockFigures:
-    return BlockFigures(row["_n"], int(row.get("_s") or 0), None, bool(row.get("_u")))
+#: The bytes of a UUID's text in a URL (``str(uuid)``), whatever the column
+#: holds (32 hex characters on SQLite and MySQL).
+UUID_TEXT_BYTES = 36
+
+
+def value_bytes_source(model: type[models.Model], path: str) -> str | int | None:
+    """How the longest value of field ``path`` (``slug``, ``category__slug``)
+    is known in bytes, as ``str()`` writes it into a URL: ``path`` itself
+    when ``ByteLength`` measures it in SQL (a text or integer column), a
+    number for a value of fixed length (a UUID), None when neither holds
+    (another type, or a path across a many-valued relation)."""
+    current: type[models.Model] = model
+    field: Any = None
+    for part in path.split(LOOKUP_SEP):
+        if field is not None:
+            if not isinstance(field, models.ForeignKey):  # OneToOneField is one too
+                return None
+            current = field.related_model
+        try:
+            field = current._meta.get_field(part)
+        except Exception:
+            return None
+    if isinstance(field, models.ForeignKey):
+        field = field.target_field  # the value is its key
+    if isinstance(field, models.UUIDField):
+        return UUID_TEXT_BYTES
+    if isinstance(field, models.CharField | models.TextField | models.IntegerField):
+        return path
+    return None
+
+
+def _block_figures(row: dict[str, Any], byte_paths: Sequence[str]) -> BlockFigures:
+    field_bytes = tuple(int(row[f"_b{i}"] or 0) for i in range(len(byte_paths)))
+    return BlockFigures(row["_n"], int(row.get("_s") or 0), None, bool(row.get("_u")), field_bytes)
 
 
 def _with_lastmods(
@@ -133,9 +189,11 @@ def figures(
     last: int,
     only: Collection[int] | None = None,
     past: int = 0,
+    byte_paths: Sequence[str] = (),
 ) -> dict[int, BlockFigures]:
     """Rows, key sum and lastmod per block of ``queryset`` up to block
-    ``last`` (``last_block``), keyed by block: of every block (``only``
+    ``last`` (``last_block``), with the longest value in bytes of each of
+    ``byte_paths``, keyed by block: of every block (``only``
     None), else of the blocks ``only`` and of every block past block
     ``past`` (what kept figures lack: the blocks a save changed, and blocks
     new rows opened at the end).
@@ -156,7 +214,7 @@ def figures(
     found: dict[int, BlockFigures] = {}
     for first in range(0, len(chosen), batch):
         ranges = [(b, *block_bounds(b, width)) for b in chosen[first : first + batch]]
-        found.update(range_figures(queryset, spec, ranges))
+        found.update(range_figures(queryset, spec, ranges, byte_paths=byte_paths))
     return found
 
 
@@ -222,10 +280,13 @@ def _range_union(
     return list(members[0].union(*members[1:], all=True))
 
 
-def _first_aggregates(spec: LastmodSpec, key_sum: bool = True) -> tuple[dict[str, Any], list[str]]:
+def _first_aggregates(
+    spec: LastmodSpec, key_sum: bool = True, byte_paths: Sequence[str] = ()
+) -> tuple[dict[str, Any], list[str]]:
     """The aggregates of every block's first query: rows, key sum (for a
     block's fingerprint; a file's figures need none), rows without lastmod,
-    and the latest of each single-valued lastmod path."""
+    the latest of each single-valued lastmod path, and the longest value in
+    bytes of each of ``byte_paths`` (single-valued: the location's fields)."""
     groups = spec.page_aggregates()
     own = groups[0][1] if groups and groups[0][0] == "own" else []
     own_aggregates = {f"_m{i}": Max(p.source()) for i, p in enumerate(own)}
@@ -234,6 +295,7 @@ def _first_aggregates(spec: LastmodSpec, key_sum: bool = True) -> tuple[dict[str
         **({"_s": Sum("pk")} if key_sum else {}),
         **_undated_aggregate(spec),
         **own_aggregates,
+        **{f"_b{i}": Max(ByteLength(path)) for i, path in enumerate(byte_paths)},
     }
     return aggregates, list(own_aggregates)
 
@@ -243,16 +305,18 @@ def range_figures(
     spec: LastmodSpec,
     ranges: Sequence[tuple[int, int | None, int]],
     key_sum: bool = True,
+    byte_paths: Sequence[str] = (),
 ) -> dict[int, BlockFigures]:
     """Figures of each key range (label, after, last) that has rows
-    (``key_sum`` False: without the key sum, 0)."""
+    (``key_sum`` False: without the key sum, 0; ``byte_paths``: see
+    ``figures``)."""
     queryset = queryset.order_by()
-    aggregates, own = _first_aggregates(spec, key_sum)
+    aggregates, own = _first_aggregates(spec, key_sum, byte_paths)
     figures: dict[int, BlockFigures] = {}
     lastmods: dict[int, list[LastmodValue]] = {}
     for row in _range_union(queryset, ranges, aggregates):
         if row["_n"]:
-            figures[row["_sitemaps_page"]] = _block_figures(row)
+            figures[row["_sitemaps_page"]] = _block_figures(row, byte_paths)
             lastmods[row["_sitemaps_page"]] = [row[k] for k in own]
     filled = [r for r in ranges if r[0] in figures]
     for key, paths in spec.page_aggregates():

@@ -593,6 +593,10 @@ def make_plan(
         )
     _remove_stale_temporaries(storage, prefix)
     previous = _load_manifest(storage, prefix)
+    for section in registry:
+        # Off the request path: blocks of sections sized by measure are
+        # rendered and kept now, so the layout packs them by their bytes.
+        layout.measure_blocks(section, site)
     # The files an index lists: none that would have no URL.
     pages = [(section, page) for section in registry for page in section.listed_pages(site)]
     if len(pages) > protocol.MAX_SITEMAPS_PER_INDEX:

@@ -114,14 +114,15 @@ def check_serving_settings(
                 )
             )
         # With CACHE off the alias still keeps the measured sections' blocks
-        # and layouts: without it every request would measure them again.
+        # and layouts: without it their files stay sized by the worst case.
         elif measured := _measured_sections():
             errors.append(
                 Error(
                     f"SITEMAPS_PLUS['CACHE_ALIAS'] = {get('CACHE_ALIAS')!r} is not in CACHES; "
                     f"sitemap sections {', '.join(map(repr, measured))} keep their measured "
-                    "sizes and layout there even with CACHE off, so every request would "
-                    "measure them again.",
+                    "sizes and layout there even with CACHE off; without it no measurement "
+                    "is kept, so their files stay sized by the worst case (smaller, more "
+                    "files).",
                     hint="Name a cache of settings.CACHES (docs/pagination.md).",
                     id=f"{ID}.E011",
                 )
@@ -156,7 +157,7 @@ def check_serving_settings(
 def _measured_sections() -> list[str]:
     """The names of the registered sections whose files are measured (their
     blocks and layout kept in the sitemap cache)."""
-    return [s.get_name() for s in site if s.measures_files()]
+    return [s.get_name() for s in site if s.file_sizing() == "measure"]
 
 
 def _cache_backend() -> str:
@@ -170,8 +171,8 @@ def check_cache_is_shared(
     app_configs: Sequence[Any] | None = None, **kwargs: Any
 ) -> list[CheckMessage]:
     """W003 (``check --deploy``): a per-process sitemap cache. Invalidation
-    needs a cache every process shares, and measured sections are measured
-    once per process."""
+    needs a cache every process shares, and so do the blocks measured off
+    the request path (``build_sitemaps``, ``measure_sitemaps``)."""
     backend = _cache_backend()
     if not backend.endswith(("LocMemCache", "DummyCache")):
         return []
@@ -189,9 +190,10 @@ def check_cache_is_shared(
         )
     if measured:
         costs.append(
-            "every process measures each measured section once after a deploy or a "
-            f"restart, its own cold index ({', '.join(map(repr, measured))}), and may "
-            "serve a file from a layout older than the index another process listed"
+            "the blocks that build_sitemaps or measure_sitemaps measure stay in that "
+            "command's process, so the web processes size the measured sections' files "
+            f"by the worst case ({', '.join(map(repr, measured))}), and may serve a file "
+            "from a layout older than the index another process listed"
         )
     return [
         Warning(
@@ -200,7 +202,7 @@ def check_cache_is_shared(
             + ".",
             hint="Use Redis, Memcached or the database cache (or set SITEMAPS_PLUS["
             "'CACHE_ALIAS'] to one) when running several processes: one invalidation "
-            "then reaches them all, and one process measures a section for all of them.",
+            "then reaches them all, and one measurement serves them all.",
             id=f"{ID}.W003",
         )
     ]
@@ -220,8 +222,8 @@ def check_measured_sections_have_a_cache(
         Warning(
             f"Sitemap sections {', '.join(map(repr, measured))} are sized from their "
             "entries' measured bytes, which are kept in the cache: DummyCache keeps "
-            "nothing, so every index and every file request renders them whole again "
-            "to measure them.",
+            "nothing, so their files are always sized by the worst case (smaller, more "
+            "files) and every request lays them out again.",
             hint="Use a real cache (Redis, Memcached, the database or local memory) as "
             "SITEMAPS_PLUS['CACHE_ALIAS'], or lower max_loc_length to 154 or less in "
             "sections without extensions so they are sized by count (docs/pagination.md).",

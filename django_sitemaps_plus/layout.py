@@ -1,13 +1,16 @@
 """A section's layout, made and kept: which rows each of its files holds.
 
 ``pagination`` packs units into files; this module gives it the units and
-keeps what it made. The layout the index computes last is kept in the cache
+keeps what it made. Units are sized by a bound from SQL (``bounded_units``,
+for locations that are a pattern of fields) or by measured pieces
+(``measured_units``), which only ``measure_blocks`` renders, off the
+request path. The layout the index computes last is kept in the cache
 (``remembered``), so a file is always the one the crawler's index listed;
-a measured block's pieces are kept under its fingerprint (``measured_units``),
-so only blocks whose rows changed are rendered again; and when a file outgrew
-its layout (``pagination.FileGuard``), ``forget_sizes`` drops both. Both are
-kept whatever ``CACHE`` says (that setting is about the files): without them
-every layout would render the whole section again. docs/pagination.md.
+a measured block's pieces are kept under its fingerprint, so only blocks
+whose rows changed are rendered again; and when a file outgrew its layout
+(``pagination.FileGuard``), ``forget_sizes`` drops both. Both are kept
+whatever ``CACHE`` says (that setting is about the files): without them
+measured sections stay sized by their worst case. docs/pagination.md.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import re
 import sys
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from itertools import islice
 from typing import TYPE_CHECKING, Any, cast
@@ -30,7 +34,7 @@ from django.db import models
 from django.utils import translation
 from django.utils.functional import Promise
 
-from django_sitemaps_plus import blocks, locks, pagination, quiet, render
+from django_sitemaps_plus import blocks, pagination, quiet, render, xml
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.reads import BATCH_ROWS
@@ -189,8 +193,9 @@ def file_fingerprint(
 def forget_sizes(section: Section, site: SiteContext) -> None:
     """A file outgrew the sizes its layout was made from (rows changed
     with no save signal and no lastmod change): drop the kept layout and
-    every measured block of the section, so the next request measures
-    it anew."""
+    every measured block of the section, so the next index lays it out
+    anew (bounded from the rows as they are now, or by the worst case until
+    its blocks are measured again)."""
     with contextlib.suppress(quiet.CacheDown):
         cache = quiet.get_cache()
         key = _layout_key(signature(section, site))
@@ -380,9 +385,70 @@ def measured_units(
     width: int,
     site: SiteContext,
 ) -> list[pagination.Unit]:
-    """Each block's pieces: from the cache when its fingerprint (rows, key
-    sum, lastmod) is the one they were measured under, else rendered and
-    measured (one query per run of blocks to measure)."""
+    """Each block's measured pieces, from the cache when its fingerprint
+    (rows, key sum, lastmod) is the one they were measured under. A block
+    not measured yet, or changed since, is sized by its worst case
+    (``worst_entry_bytes()`` per URL, ``bounded_units``): nothing is
+    rendered here, on a request's path; ``measure_blocks`` measures, off it."""
+    kept = _kept_pieces(section, figures, width, site)
+    missing = {block: f for block, f in figures.items() if block not in kept.known}
+    worst = section.worst_entry_bytes()
+    units = [unit for pieces in kept.known.values() for unit in pieces]
+    units += bounded_units(section, missing, width, site, lambda f: worst)
+    return sorted(units, key=lambda unit: unit.last_key)
+
+
+def measure_blocks(section: Section, site: SiteContext) -> int:
+    """Render and measure the blocks of a measured ``ModelSection``
+    (``file_sizing() == "measure"``) whose pieces the cache does not hold
+    under their current fingerprint, and keep them there: the next layout
+    packs them by their real bytes. Off the request path (``build_sitemaps``,
+    ``measure_sitemaps``). The number of blocks measured (0 for any other
+    section, a small one, or with the cache down)."""
+    block_figures = getattr(section, "block_figures", None)
+    if block_figures is None or section.file_sizing() != "measure":
+        return 0
+    model_section = cast("ModelSection", section)
+    width = model_section.block_width()
+    figures: dict[int, blocks.BlockFigures] = block_figures(
+        site, width, model_section.last_block(site, width)
+    )
+    urls = sum(model_section.figure_urls(f) for f in figures.values())
+    if not figures or model_section.fits_unmeasured(urls):
+        return 0
+    kept = _kept_pieces(model_section, figures, width, site)
+    if kept.cache is None:
+        return 0
+    ordered = sorted(figures)
+    missing = [block for block in ordered if block not in kept.known]
+    measured: dict[int, list[pagination.Unit]] = {block: [] for block in missing}
+    for after, last in blocks.runs(missing, ordered, width):
+        rows = _measured_rows(model_section, after, last, site)
+        for block, unit in pagination.pieces(rows, width):
+            measured.setdefault(block, []).append(unit)
+    known = {**kept.known, **measured}
+    if missing:
+        _store_shelves(kept.cache, kept.keys, kept.prints, known, {kept.keys[b] for b in missing})
+    return len(missing)
+
+
+@dataclass
+class _Kept:
+    """What the cache holds of a section's measured blocks."""
+
+    #: None: the cache is down.
+    cache: BaseCache | None
+    #: Each block's shelf key and fingerprint.
+    keys: dict[int, str]
+    prints: dict[int, tuple[Any, ...]]
+    #: The pieces of the blocks measured under their current fingerprint.
+    known: dict[int, list[pagination.Unit]]
+
+
+def _kept_pieces(
+    section: ModelSection, figures: dict[int, blocks.BlockFigures], width: int, site: SiteContext
+) -> _Kept:
+    """The blocks' kept pieces: one ``get_many`` of their shelves."""
     stamp = signature(section, site)
     cache: BaseCache | None = None
     shelves: dict[str, Shelf] = {}
@@ -393,31 +459,116 @@ def measured_units(
         keys = _shelf_keys(stamp, generation, width, figures)
         shelves = quiet.call(cache, "get_many", sorted(set(keys.values())))
     except quiet.CacheDown:
-        cache = None  # every block is measured
+        cache = None  # every block sized by its worst case
         keys = _shelf_keys(stamp, None, width, figures)
     prints = {block: _fingerprint(f) for block, f in figures.items()}
-    ordered = sorted(figures)
-    known = _known_pieces(shelves, keys, prints)
-    missing = [block for block in ordered if block not in known]
-    lock = None
-    if missing and cache is not None:
-        lock, waited = _measuring_lock(cache, stamp, sorted({keys[b] for b in missing}))
-        known.update(_known_pieces(waited, keys, prints))
-        shelves.update(waited)
-        missing = [block for block in missing if block not in known]
-    try:
-        measured: dict[int, list[pagination.Unit]] = {block: [] for block in missing}
-        for after, last in blocks.runs(missing, ordered, width):
-            rows = _measured_rows(section, after, last, site)
-            for block, unit in pagination.pieces(rows, width):
-                measured.setdefault(block, []).append(unit)
-        known.update(measured)
-        if cache is not None and missing:
-            _store_shelves(cache, keys, prints, known, {keys[b] for b in missing})
-    finally:
-        if lock is not None:
-            lock.release()
-    return [unit for block in ordered for unit in known.get(block, [])]
+    return _Kept(cache, keys, prints, _known_pieces(shelves, keys, prints))
+
+
+@dataclass(frozen=True)
+class LocationBound:
+    """What bounds the bytes of a location spliced from columns
+    (``LocationTemplate``): the pattern's literal text, the fields whose
+    longest value SQL measures (``BlockFigures.field_bytes``) and the bytes
+    of those of fixed length (a UUID's)."""
+
+    literal: str
+    paths: tuple[str, ...]
+    fixed_value_bytes: int
+
+
+def location_bound(section: ModelSection) -> LocationBound | None:
+    """The bound of ``section``'s locations, when they are a pattern of
+    fields (``url_name`` on the splice path, ``LocationTemplate.fast``) of
+    types whose bytes are known, and no extension writes children (their
+    bytes are not bounded from columns); else None (measured)."""
+    if section.extensions:
+        return None
+    template = section.location_template()
+    if template is None or not template.fast:
+        return None
+    paths: list[str] = []
+    fixed = 0
+    for name in template.kwarg_names:
+        source = blocks.value_bytes_source(section.get_model(), section.url_kwargs[name])
+        if source is None:
+            return None
+        if isinstance(source, int):
+            fixed += source
+        else:
+            paths.append(source)
+    return LocationBound("".join(template.pieces), tuple(paths), fixed)
+
+
+def bounded_units(
+    section: ModelSection,
+    figures: dict[int, blocks.BlockFigures],
+    width: int,
+    site: SiteContext,
+    entry_bound: Callable[[blocks.BlockFigures], int],
+) -> list[pagination.Unit]:
+    """Each block as a unit sized by its bound, nothing rendered: its URLs
+    times ``entry_bound`` of its figures, the most bytes one of its entries
+    can take (``location_entry_bound``, or ``worst_entry_bytes()``).
+
+    When a block's bound exceeds a file's room (entries that may be
+    kilobytes each), the section's figures are read again in narrower
+    blocks (``block_figures``: one more grouped pass), narrow enough that
+    even at the largest bound each is a fifth of a file at most (as blocks
+    are of the URL limit, so files are packed four fifths full), and those
+    blocks are the units: no legal URL is left out, however long its entries.
+    """
+    room = section.measured_room()
+
+    def unit(last_key: int, f: blocks.BlockFigures) -> pagination.Unit:
+        urls = section.figure_urls(f)
+        return pagination.Unit(last_key, urls, urls * entry_bound(f), f.lastmod, f.undated)
+
+    units = [unit(block * width, f) for block, f in sorted(figures.items())]
+    oversized = {(u.last_key - 1) // width + 1 for u in units if u.size > room}
+    if not oversized:
+        return units
+    largest = max(entry_bound(figures[block]) for block in oversized)
+    per_file = room // (largest * section.urls_per_item())
+    narrow = narrower_width(width, per_file // pagination.UNIT_SHARE)
+    units = [u for u in units if (u.last_key - 1) // width + 1 not in oversized]
+    # Only the narrower blocks within the oversized ones are read.
+    ratio = width // narrow
+    wanted = {sub for b in oversized for sub in range((b - 1) * ratio + 1, b * ratio + 1)}
+    last = max(wanted)
+    for sub, f in section.block_figures(site, narrow, last, wanted, last).items():
+        if (sub * narrow - 1) // width + 1 in oversized:
+            units.append(unit(sub * narrow, f))
+    return sorted(units, key=lambda u: u.last_key)
+
+
+def narrower_width(width: int, keys: int) -> int:
+    """The widest block width of at most ``keys`` (at least 1) that divides
+    ``width``, so each narrower block lies within one block."""
+    keys = max(1, min(width, keys))
+    return next(w for w in range(keys, 0, -1) if width % w == 0)
+
+
+def location_entry_bound(
+    section: ModelSection, site: SiteContext, bound: LocationBound
+) -> Callable[[blocks.BlockFigures], int]:
+    """The most bytes one ``<url>`` entry of a block can take, from its
+    figures: the tags (``URL_TAGS_BYTES``), the site and the pattern's
+    literal text as escaped, and each byte of the fields' longest values at
+    worst ``WORST_BYTES_PER_CHARACTER`` (a non-ASCII byte is three once
+    percent-encoded, an ASCII character at most six once escaped); never
+    more than ``worst_entry_bytes()`` (a longer location is refused)."""
+    worst = section.worst_entry_bytes()
+    fixed = (
+        render.URL_TAGS_BYTES
+        + xml.byte_length(xml.escape(site.base_url + bound.literal))
+        + bound.fixed_value_bytes * pagination.WORST_BYTES_PER_CHARACTER
+    )
+
+    def entry_bound(f: blocks.BlockFigures) -> int:
+        return min(worst, fixed + sum(f.field_bytes) * pagination.WORST_BYTES_PER_CHARACTER)
+
+    return entry_bound
 
 
 def _fingerprint(figures: blocks.BlockFigures) -> tuple[Any, ...]:
@@ -462,33 +613,6 @@ def _store_shelves(
         if key in shelves and block in known:
             shelves[key][block] = (prints[block], known[block])
     quiet.quietly(None, cache, "set_many", shelves, timeout=pagination.PIECES_TIMEOUT)
-
-
-def measuring_lock_key(stamp: str) -> str:
-    """The lock one process holds while it measures a section's blocks."""
-    return pagination.fingerprint_key("measuring", stamp)
-
-
-def _measuring_lock(
-    cache: BaseCache, stamp: str, wanted: list[str]
-) -> tuple[locks.Lock | None, dict[str, Any]]:
-    """One process measures a section's missing blocks at a time.
-
-    The first takes the lock (expiring after ``CACHE_LOCK_TIMEOUT``) and
-    gets ``(lock, {})``. The others wait up to ``CACHE_LOCK_WAIT`` for it to
-    be released, then read the ``wanted`` shelves it stored (``(None,
-    shelves)``), so twenty crawler requests after a deploy measure the
-    section once; a holder that dies or takes too long is measured past,
-    never waited on for ever.
-    """
-    lock = locks.Lock(cache, measuring_lock_key(stamp), conf.CACHE_LOCK_TIMEOUT)
-    try:
-        if lock.take():
-            return lock, {}
-        lock.wait()
-        return None, quiet.call(cache, "get_many", wanted)
-    except quiet.CacheDown:
-        return None, {}
 
 
 def _measured_rows(

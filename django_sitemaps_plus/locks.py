@@ -1,8 +1,8 @@
 """The one lock of the package: a key in the sitemap cache, held by a token.
 
-Used for a cold file's render (``cache``), a section's measuring
-(``layout``), a build to a storage that is not a file system (``build``) and
-an IndexNow submission run (``indexnow``). ``take`` is ``cache.add`` (one
+Used for a cold file's render (``cache``), a build to a storage that is
+not a file system (``build``) and an IndexNow submission run
+(``indexnow``). ``take`` is ``cache.add`` (one
 process wins; the key expires after ``timeout`` seconds, so a holder that
 dies frees it), ``release`` deletes the key only while it still holds this
 lock's token (never one that expired and was taken again), ``renew`` pushes
@@ -78,17 +78,6 @@ class Lock:
     def renew(self) -> None:
         """Expire ``timeout`` seconds from now (raises ``quiet.CacheDown``)."""
         quiet.call(self.cache, "touch", self.key, self.timeout)
-
-    def wait(self) -> None:
-        """Poll, between ``poll_delays()``, until the lock is free; a cache
-        failure ends the wait too."""
-        for delay in poll_delays():
-            time.sleep(delay)
-            try:
-                if not self.held():
-                    return
-            except quiet.CacheDown:
-                return
 
     def wait_or_take(self, ready: Callable[[], T | None]) -> tuple[bool, T | None]:
         """Poll, between ``poll_delays()``, for what the holder leaves:

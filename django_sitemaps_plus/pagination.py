@@ -9,27 +9,39 @@ more than a fifth of a file, every file but the last is at least four fifths
 full: a section has at most 1.25 times the files its URLs need, plus one,
 whatever the density of its keys.
 
-The byte side of a unit comes from one of two places:
+The byte side of a unit comes from one of three places (a section's
+``file_sizing()``):
 
-- **proven**: when every legal entry of the section is small enough that a
+- **count**: when every legal entry of the section is small enough that a
   file of the URL limit cannot reach the byte limit (no extensions and a low
   ``max_loc_length``), bytes are not counted and blocks are the units;
-- **measured**: otherwise each block's entries are rendered once, and the
-  block is cut into **pieces** of at most ``PIECE_URLS`` URLs or a
-  ``PIECE_SHARE``-th of a file's bytes, each with its last key, URL count,
-  byte count and lastmod. A block's pieces are kept in the cache under the block's
-  fingerprint (its row count, key sum and lastmod, with the site and the
-  section's settings), so only the blocks whose rows changed are rendered
-  again. Files are packed to ``MEASURED_FILL`` of the byte room, so a change
-  the fingerprint cannot see (a related model's slug in a URL, with no
-  lastmod change) has room; the file guard (``FileGuard``) keeps even that
-  case within the limits.
+- **bound**: when a ``ModelSection``'s location is a pattern of fields
+  (``url_name``), the grouped query also gives each block's longest value
+  of each field, in bytes; a block's size is its URLs times the largest
+  entry those values can make (each byte at worst
+  ``WORST_BYTES_PER_CHARACTER``), and nothing is rendered. A block whose
+  bound exceeds a file is read again as narrower blocks;
+- **measure**: otherwise (``get_absolute_url()``, extensions) each block's
+  entries are rendered once, off the request path (``build_sitemaps``,
+  ``measure_sitemaps``), and the block is cut into **pieces** of at most
+  ``PIECE_URLS`` URLs or a ``PIECE_SHARE``-th of a file's bytes, each with
+  its last key, URL count, byte count and lastmod. A block's pieces are
+  kept in the cache under the block's fingerprint (its row count, key sum
+  and lastmod, with the site and the section's settings), so only the
+  blocks whose rows changed are rendered again. A block with no pieces
+  kept is sized by its worst case (``worst_entry_bytes()`` per URL, in
+  narrower blocks), as a request never renders to lay files out.
+
+Files are packed to ``MEASURED_FILL`` of the byte room, so a change the
+layout cannot see (a related model's slug in a URL, with no lastmod change)
+has room; the file guard (``FileGuard``) keeps even that case within the
+limits.
 
 Files are numbered 1, 2, ... in key order and each is a key range: its rows
 are read with a range scan, and a new row (the largest key) changes only the
-last file. An edit changes its own file, unless it changes the size of a
-measured block enough to move a file boundary after it; a deletion can let a
-file take in the first unit of the next (docs/pagination.md).
+last file. An edit changes its own file, unless it changes the size (or
+bound) of a block enough to move a file boundary after it; a deletion can
+let a file take in the first unit of the next (docs/pagination.md).
 """
 
 from __future__ import annotations
@@ -46,9 +58,11 @@ from django_sitemaps_plus.lastmod import LastmodValue, file_lastmod, latest, to_
 logger = logging.getLogger("django_sitemaps_plus")
 
 
-#: URLs per key block at most: a fifth of a full file, so packing whole
-#: blocks fills every file but the last to four fifths at least.
-BLOCK_URLS: Final = protocol.MAX_URLS_PER_FILE // 5
+#: A unit holds at most this share of a file, so packing whole units fills
+#: every file but the last to four fifths at least.
+UNIT_SHARE: Final = 5
+#: URLs per key block at most: a fifth of a full file.
+BLOCK_URLS: Final = protocol.MAX_URLS_PER_FILE // UNIT_SHARE
 #: A measured block is kept as pieces of at most this many URLs...
 PIECE_URLS: Final = 1_000
 #: ...or a fiftieth of a file's bytes (``piece_bytes()``); one entry larger
@@ -58,7 +72,7 @@ PIECE_SHARE: Final = 50
 #: for changes a block's fingerprint does not see.
 MEASURED_FILL: Final = 0.95
 #: Bumped when what a piece holds changes, so old pieces are not read.
-LAYOUT_FORMAT: Final = 1
+LAYOUT_FORMAT: Final = 2
 #: How long a measured block is kept (its fingerprint keeps it exact).
 PIECES_TIMEOUT: Final = 7 * 24 * 3600
 #: The bytes one character of text (a location, a news title) can take once
@@ -75,11 +89,14 @@ class Unit:
     #: The largest key of the run (a block's: the end of its range).
     last_key: int
     urls: int
-    #: Their entries' bytes; 0 when proven small (see ``Layout``).
+    #: Their entries' bytes, measured or at most (bounded); 0 when proven
+    #: small (sized by count).
     size: int
     lastmod: LastmodValue
     #: Whether any of its URLs has no lastmod.
     undated: bool
+    #: Whether ``urls`` counts rendered entries (a measured piece), not rows.
+    rendered: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,8 +109,11 @@ class Span:
     last: int
     urls: int
     lastmod: LastmodValue
-    #: The bytes of its entries, when they were measured (else None).
+    #: The bytes of its entries, measured or at most (bounded); None when
+    #: sized by count.
     size: int | None = None
+    #: Whether ``urls`` counts rendered entries (every unit was measured).
+    rendered: bool = False
 
 
 def pack(
@@ -112,21 +132,26 @@ def pack(
     urls = size = 0
     lastmods: list[LastmodValue] = []
     undated = False
+    rendered = measured
     last = end_key
     for unit in units:
         if urls and (urls + unit.urls > max_urls or (measured and size + unit.size > room)):
             lastmod = file_lastmod(latest(lastmods), undated)
-            spans.append(Span(len(spans) + 1, after, last, urls, lastmod, _known(size, measured)))
-            after, urls, size, lastmods, undated = last, 0, 0, [], False
+            known = _known(size, measured)
+            spans.append(Span(len(spans) + 1, after, last, urls, lastmod, known, rendered))
+            after, urls, size, lastmods, undated, rendered = last, 0, 0, [], False, measured
         urls += unit.urls
         size += unit.size
         lastmods.append(unit.lastmod)
         undated = undated or unit.undated
+        rendered = rendered and unit.rendered
         last = unit.last_key
     if urls:
         lastmod = file_lastmod(latest(lastmods), undated)
         end = max(last, end_key)
-        spans.append(Span(len(spans) + 1, after, end, urls, lastmod, _known(size, measured)))
+        spans.append(
+            Span(len(spans) + 1, after, end, urls, lastmod, _known(size, measured), rendered)
+        )
     return spans
 
 
@@ -160,7 +185,7 @@ def pieces(
                 row_block != block or urls + row_urls > PIECE_URLS or size + row_bytes > piece_bytes
             )
         ):
-            yield block, Unit(last_key, urls, size, to_utc(newest), undated)
+            yield block, Unit(last_key, urls, size, to_utc(newest), undated, rendered=True)
             urls = size = 0
             newest, undated = None, False
         block = row_block
@@ -173,7 +198,7 @@ def pieces(
             # W3C text of one section has one format: text order is time order.
             newest = lastmod
     if block is not None:
-        yield block, Unit(last_key, urls, size, to_utc(newest), undated)
+        yield block, Unit(last_key, urls, size, to_utc(newest), undated, rendered=True)
 
 
 def fingerprint_key(*parts: object) -> str:
@@ -191,8 +216,8 @@ def room(namespaces: dict[str, str]) -> int:
 class FileGuard:
     """Keeps a file within the protocol's limits while it is written.
 
-    A section's layout sizes every file from its rows' measured sizes, so
-    this never cuts a file that the layout made; it is there for what the
+    A section's layout sizes every file from its rows' measured or bounded
+    sizes, so this never cuts a file that the layout made; it is there for what the
     layout could not see (rows added without a save signal, a URL that grew
     with no lastmod change): the file ends before the entry that would take
     it past 50,000 URLs or its byte room, and the cut is logged as an error
@@ -230,8 +255,8 @@ class FileGuard:
                 logger.error(
                     "Sitemap section %r: file %s reached the protocol's limits (%s URLs, "
                     "%s bytes) before its last row (its rows grew since the files were "
-                    "laid out); the rest are left out until the section is measured "
-                    "again, which the next request does.",
+                    "laid out); the rest are left out until the next index lays the "
+                    "section out again.",
                     self.name,
                     self.number,
                     f"{protocol.MAX_URLS_PER_FILE:,}",

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import lru_cache, partial
 from itertools import islice
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from django.core.checks import CheckMessage, Error, Warning
 from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured, ObjectDoesNotExist
@@ -83,6 +83,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("django_sitemaps_plus")
 
+#: How a section's files are sized: by URL count alone, by a byte bound
+#: computed in SQL, or by measuring rendered entries (``file_sizing``).
+FileSizing = Literal["count", "bound", "measure"]
+
 
 @dataclass(frozen=True)
 class PageInfo:
@@ -97,7 +101,7 @@ class PageInfo:
     #: When the file next changes by the clock alone, if ``index_pages`` or
     #: ``page_info`` knew it already; None: ask ``Section.expires_at``.
     expires_at: dt.datetime | None = field(default=None, compare=False, repr=False)
-    #: The bytes of the file's entries, when its layout measured them.
+    #: The bytes of the file's entries, when its layout measured or bounded them.
     entry_bytes: int | None = field(default=None, compare=False, repr=False)
 
 
@@ -153,6 +157,12 @@ def span_info(span: pagination.Span) -> PageInfo:
     """The index's view of a file of a section's layout; the span travels
     with it (``prepared``), so the file's rows are read from its key range."""
     return PageInfo(span.number, span.lastmod, span.urls, prepared=span, entry_bytes=span.size)
+
+
+def _urls_rendered(page: PageInfo) -> bool:
+    """Whether ``page``'s URL count is of rendered entries (its layout
+    measured them), not of rows that might give none."""
+    return isinstance(page.prepared, pagination.Span) and page.prepared.rendered
 
 
 @lru_cache(maxsize=256)
@@ -571,6 +581,13 @@ class Section:
         """
         return bool(self.extensions) or self.urls_per_file() < self.get_limit()
 
+    def file_sizing(self) -> FileSizing:
+        """How the layout sizes this section's files (docs/pagination.md):
+        ``"count"`` when ``measures_files()`` is False, else ``"measure"``
+        (entries rendered once and measured); a ``ModelSection`` whose
+        locations are a pattern of fields is ``"bound"`` instead."""
+        return "measure" if self.measures_files() else "count"
+
     # Rendering helpers --------------------------------------------------------
 
     def _entry(
@@ -719,7 +736,7 @@ class Section:
         what it gave) without the files that would have no URL, which answer
         404 (``views._first_or_404``).
 
-        A file whose layout measured its entries (``entry_bytes``) has the
+        A file whose layout measured its entries (``Span.rendered``) has the
         URLs it counts. The others were counted from their rows, not from
         what the rows render: the first of them is the sample, read up to
         its first URL (a healthy section: its first batch of rows, one
@@ -731,7 +748,7 @@ class Section:
         if pages is None:
             pages = self.index_pages(site)
         listed = [page for page in pages if page.url_count > 0]
-        counted = [page for page in listed if page.entry_bytes is None]
+        counted = [page for page in listed if not _urls_rendered(page)]
         if counted and not self._has_url(counted[0], site):
             empty = [counted[0], *(page for page in counted[1:] if not self._has_url(page, site))]
             listed = [page for page in listed if page not in empty]
@@ -1092,6 +1109,15 @@ class ModelSection(Section):
         urls = max(1, min(pagination.BLOCK_URLS, self.get_limit() // 5))
         return max(1, urls // self.urls_per_item())
 
+    def file_sizing(self) -> FileSizing:
+        """``"bound"`` when the files are sized from SQL, nothing rendered:
+        a location spliced from fields (``url_name``) whose longest values
+        bound its bytes (``layout.location_bound``), with no extension."""
+        sizing = super().file_sizing()
+        if sizing == "measure" and layout.location_bound(self) is not None:
+            return "bound"
+        return sizing
+
     # The layout ----------------------------------------------------------------
 
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
@@ -1102,7 +1128,9 @@ class ModelSection(Section):
 
     def _compute_layout(self, site: SiteContext) -> list[pagination.Span]:
         """The section's files: its blocks' figures (``kept_figures``), each
-        block measured unless the URL count alone sizes files, packed."""
+        block sized as ``file_sizing()`` says (by its bound from SQL, or by
+        its kept measured pieces, else its worst case) unless the URL count
+        alone sizes files, packed. Nothing is rendered."""
         width = self.block_width()
         figures = kept_figures.block_figures(self, site, width)
         if not figures:
@@ -1110,7 +1138,14 @@ class ModelSection(Section):
         end_key = max(figures) * width
         urls = sum(self.figure_urls(f) for f in figures.values())
         if self.measures_files() and not self.fits_unmeasured(urls):
-            units = layout.measured_units(self, figures, width, site)
+            bound = layout.location_bound(self)
+            if bound is not None and all(
+                len(f.field_bytes) == len(bound.paths) for f in figures.values()
+            ):
+                entry_bound = layout.location_entry_bound(self, site, bound)
+                units = layout.bounded_units(self, figures, width, site, entry_bound)
+            else:
+                units = layout.measured_units(self, figures, width, site)
             return layout.pack_measured(self, units, end_key)
         units = [
             pagination.Unit(block * width, self.figure_urls(f), 0, f.lastmod, f.undated)
@@ -1139,7 +1174,9 @@ class ModelSection(Section):
         block ``last`` (``last_block``): of every block (``only`` None), else
         of the blocks ``only`` and of every block past block ``past``
         (``kept_figures``: the blocks a save moved, and those new rows
-        opened). ``RANGE_UNION_PAGES`` blocks a query."""
+        opened). ``RANGE_UNION_PAGES`` blocks a query. With files sized by
+        bound, the longest value in bytes of each location field too."""
+        bound = layout.location_bound(self) if self.measures_files() else None
         return blocks.figures(
             self.site_queryset(site),
             self.lastmod_spec,
@@ -1148,6 +1185,7 @@ class ModelSection(Section):
             last,
             only,
             past,
+            byte_paths=bound.paths if bound is not None else (),
         )
 
     def range_figures(

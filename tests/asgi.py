@@ -91,6 +91,9 @@ if mode in ("articles", "cached"):
     class Held(ModelSection):
         writes_own_entries = True
         name = "articles"
+        # Sized by a bound from SQL (no render to lay it out): one file.
+        url_name = "article"
+        url_kwargs = {"slug": "slug"}
 
         def page_entries(self, number, site, info=None):  # type: ignore[no-untyped-def]
             return _entries(iter(super().page_entries(number, site, info)))
@@ -119,6 +122,8 @@ elif mode == "counted":
     class Counted(ModelSection):
         writes_own_entries = True
         name = "counted"
+        url_name = "article"
+        url_kwargs = {"slug": "slug"}
 
         def page_entries(self, number, site, info=None):  # type: ignore[no-untyped-def]
             renders[0] += 1

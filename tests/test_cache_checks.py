@@ -151,16 +151,13 @@ def test_w003_local_memory_cache_on_deploy(settings, registry):
     (message,) = check_cache_is_shared()
     assert message.id == "sitemaps_plus.W003"
     assert "does not invalidate the others" in message.msg
-    assert "measures" not in message.msg
-    # A measured section: each process measures it after a deploy (its cold index).
+    assert "measure" not in message.msg
+    # A measured section: the commands' measurements never reach the web processes.
     register(ModelSection(Article, name="measured"))
     (message,) = check_cache_is_shared()
     assert "does not invalidate the others" in message.msg
-    assert (
-        "every process measures each measured section once after a deploy or a "
-        "restart, its own cold index ('measured')"
-    ) in message.msg
-    assert "one process measures a section for all of them" in message.hint
+    assert "files by the worst case ('measured')" in message.msg
+    assert "one measurement serves them all" in message.hint
     # Files rendered per request: the measuring cost alone.
     settings.SITEMAPS_PLUS = {**BASE, "CACHE": False}
     (message,) = check_cache_is_shared()
@@ -184,7 +181,7 @@ def test_w003_dummy_cache_leaves_measuring_to_w007(settings, registry):
     assert check_cache_is_shared() == []
     settings.SITEMAPS_PLUS = dict(BASE)
     (message,) = check_cache_is_shared()
-    assert message.id == "sitemaps_plus.W003" and "measures" not in message.msg
+    assert message.id == "sitemaps_plus.W003" and "measure" not in message.msg
 
 
 def test_w007_measured_sections_with_a_dummy_cache(settings, registry):

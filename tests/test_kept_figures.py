@@ -49,11 +49,11 @@ def read_blocks(settings, registry, monkeypatch) -> Iterator[list[list[int]]]:
     calls: list[list[int]] = []
     real = blocks.range_figures
 
-    def range_figures(queryset, spec, ranges, key_sum=True):  # type: ignore[no-untyped-def]
+    def range_figures(queryset, spec, ranges, key_sum=True, byte_paths=()):  # type: ignore[no-untyped-def]
         # The index's figures, not a file's (a build's fingerprint, label 0).
         if queryset.model is Article and [r[0] for r in ranges] != [0]:
             calls.append([label for label, _, _ in ranges])
-        return real(queryset, spec, ranges, key_sum)
+        return real(queryset, spec, ranges, key_sum, byte_paths)
 
     monkeypatch.setattr(blocks, "range_figures", range_figures)
     yield calls

@@ -143,12 +143,14 @@ def test_a_tuple_valued_extension_setting_changed_measures_the_section_again(reg
     extension = Tagged(("a",))
     section = Tags(extensions=[extension])
     articles(3)
-    assert section.measures_files()
+    assert section.file_sizing() == "measure"
     measured = measuring(monkeypatch)
+    assert layout.measure_blocks(section, SITE) == 1
     (before,) = section.index_pages(SITE)
-    section.index_pages(SITE)
-    assert len(measured) == 1  # the second index took the kept blocks
+    assert layout.measure_blocks(section, SITE) == 0  # kept
+    assert len(measured) == 1
     extension.tags = ("a", "bb")
+    assert layout.measure_blocks(section, SITE) == 1
     (after,) = section.index_pages(SITE)
     assert len(measured) == 2
     assert before.entry_bytes is not None and after.entry_bytes is not None

@@ -110,6 +110,14 @@ class ShortUrls(Slugs):
     max_loc_length = 100
 
 
+class Located(ModelSection):
+    """Locations from ``get_absolute_url()``: not a pattern of fields, so
+    its blocks are measured (``file_sizing() == "measure"``)."""
+
+    model = Article
+    name = "articles"
+
+
 # Sizing by count or by measure ---------------------------------------------------
 
 
@@ -160,9 +168,13 @@ def test_a_legal_location_long_once_escaped_is_listed(registry, caplog):
 def test_a_section_of_only_such_rows_is_listed_whole_in_full_files(registry, monkeypatch):
     """Measured with the byte limit lowered to 400 kB (the layout reads it),
     so several files of 3,900-byte entries render quickly."""
+    from django_sitemaps_plus import layout
+
     monkeypatch.setattr(protocol, "MAX_FILE_BYTES", 400_000)
-    register(Slugs)
+    section = Located()
+    register(section)
     bulk_articles(500, slug=escaped_slug)
+    layout.measure_blocks(section, SITE)
     _, index = fetch("/sitemap.xml")
     bodies = all_files(index)
     listed = assert_within_limits(bodies)
@@ -227,9 +239,14 @@ def test_a_filter_keeping_a_tenth_of_the_rows_fills_one_file(registry):
 
 @pytest.mark.slow
 def test_long_urls_fill_files_up_to_the_byte_limit(registry):
-    """24,000 locations of 2,000 characters with 450 '&': about 93 MB."""
-    register(Slugs)
+    """24,000 locations of 2,000 characters with 450 '&': about 93 MB, in
+    files filled up to the byte limit once measured."""
+    from django_sitemaps_plus import layout
+
+    section = Located()
+    register(section)
     bulk_articles(24_000, slug=escaped_slug)
+    layout.measure_blocks(section, SITE)
     bodies = all_files(fetch("/sitemap.xml")[1])
     assert sum(len(body) for body in bodies) > 90_000_000
     assert len(assert_within_limits(bodies)) == 24_000
@@ -265,7 +282,7 @@ def test_by_count_a_new_row_changes_the_last_file_and_a_delete_its_own(registry)
     assert len(locs(fetch("/sitemap-articles-3.xml")[1])) == 6
 
 
-def test_measured_a_new_row_changes_the_last_file_and_an_edit_its_own(registry, monkeypatch):
+def test_sized_by_bytes_a_new_row_changes_the_last_file_and_an_edit_its_own(registry, monkeypatch):
     monkeypatch.setattr(protocol, "MAX_FILE_BYTES", 200_000)
     register(Slugs, lastmod_fields=["updated_at"])
     bulk_articles(600, slug=lambda i: f"{i:08d}" + "s" * 600)
@@ -303,21 +320,24 @@ def test_page_cost_does_not_depend_on_page_number(registry):
     assert "90" in rows_query and "100" in rows_query
 
 
-def test_measured_blocks_are_kept_so_only_changed_ones_are_rendered_again(registry):
-    register(Slugs, lastmod_fields=["updated_at"])
+def test_measured_blocks_are_kept_so_only_changed_ones_are_rendered_again(registry, monkeypatch):
+    from django_sitemaps_plus import layout
+
+    section = Located(lastmod_fields=["updated_at"])
+    register(section)
     bulk_articles(25_000)
-    with CaptureQueriesContext(connection) as cold:
-        fetch("/sitemap.xml")
+    calls = measuring(monkeypatch)
+    # The rows of every block, measured in one query, off the request path.
+    assert layout.measure_blocks(section, SITE) == 3
+    assert calls == [1]
     with CaptureQueriesContext(connection) as warm:
         fetch("/sitemap.xml")
-    # Cold: the figures, then the rows of every block, measured in one query.
-    assert len(cold) == 3
     assert len(warm) == 2  # the figures; every block's pieces from the cache
     Article.objects.create(pk=30_001, title="new", slug="new")
     with CaptureQueriesContext(connection) as changed:
-        fetch("/sitemap.xml")
-    assert len(changed) == 3
+        assert layout.measure_blocks(section, SITE) == 1
     assert "30000" in changed.captured_queries[-1]["sql"]  # the new row's block only
+    assert calls == [1, 1]
 
 
 # The guard ------------------------------------------------------------------------
@@ -393,75 +413,6 @@ def test_packing_by_one_limit_needs_at_most_a_quarter_more_files_plus_one(sizes,
     assert len(spans) <= 1.25 * fewest + 1
 
 
-# One measurement at a time ----------------------------------------------------------
-
-
-def _lock_key(section: ModelSection) -> str:
-    from django_sitemaps_plus import layout
-
-    return layout.measuring_lock_key(layout.signature(section, SITE))
-
-
-def test_a_section_being_measured_elsewhere_is_waited_for_not_measured_again(
-    registry, monkeypatch, settings
-):
-    import threading
-
-    from django.core.cache import cache
-
-    settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "CACHE_LOCK_WAIT": 5}
-    section = Slugs()
-    register(section)
-    bulk_articles(6_000)
-    stored: dict[str, Any] = {}
-    store = cache.set_many
-
-    def recording(data: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        stored.update(data)
-        return store(data, *args, **kwargs)
-
-    monkeypatch.setattr(cache, "set_many", recording)
-    expected = section.index_pages(SITE)
-    pieces = {key: value for key, value in stored.items() if ":pieces:" in key}
-    assert pieces
-    cache.clear()
-    calls = measuring(monkeypatch)
-    # Another process holds the lock, stores the blocks 0.2 s later and frees it.
-    lock = _lock_key(section)
-    cache.add(lock, "elsewhere")
-
-    def finish() -> None:
-        store(pieces)
-        cache.delete(lock)
-
-    threading.Timer(0.2, finish).start()
-    assert section.index_pages(SITE) == expected
-    assert calls == []
-
-
-def test_a_lock_whose_holder_never_stores_is_measured_past(registry, monkeypatch, settings):
-    from django.core.cache import cache
-
-    settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "CACHE_LOCK_WAIT": 0.3}
-    section = Slugs()
-    register(section)
-    bulk_articles(6_000)
-    calls = measuring(monkeypatch)
-    cache.add(_lock_key(section), "a process that died")
-    assert len(section.index_pages(SITE)) == 1
-    assert calls == [1]
-
-
-def test_the_measuring_lock_is_released(registry):
-    from django.core.cache import cache
-
-    section = Slugs()
-    register(section)
-    bulk_articles(6_000)
-    section.index_pages(SITE)
-    assert cache.get(_lock_key(section)) is None
-
-
 def _three_articles_then_the_index() -> Any:
     """Three articles of one lastmod in a measured section, and the index
     requested (it lays the files out); the lastmod."""
@@ -507,10 +458,10 @@ def test_measured_blocks_share_few_cache_entries_so_a_small_cache_keeps_them(reg
     """600 blocks on ten shelves: Django's local-memory cache (300 entries)
     keeps them all, and a second index measures nothing."""
     monkeypatch.setattr(protocol, "MAX_FILE_BYTES", 200_000)
-    section = Slugs(limit=50)  # blocks of ten keys
+    section = Located(limit=50)  # blocks of ten keys
     register(section)
     bulk_articles(6_000)
-    assert section.measures_files()
+    assert section.file_sizing() == "measure"
     section.index_pages(SITE)
     calls = measuring(monkeypatch)
     section.index_pages(SITE)

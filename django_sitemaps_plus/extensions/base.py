@@ -33,10 +33,11 @@ class Extension:
     def max_bytes(self, section: Section) -> int:
         """Upper bound of this extension's bytes inside one ``<url>``.
 
-        Files are sized from their entries' measured bytes (pagination.py);
-        this bound only lets a small section be laid out without measuring
-        (``Section.fits_unmeasured``), so it must never be below what the
-        extension can write.
+        A section with extensions has its files sized from its entries'
+        measured bytes (pagination.py); this bound lets a small section be
+        laid out without measuring (``Section.fits_unmeasured``) and sizes
+        the blocks not measured yet (``worst_entry_bytes()``), so it must
+        never be below what the extension can write.
         """
         return 0
 

@@ -21,7 +21,8 @@ lists the German ones, with the same links.
 
 An item with L versions gives up to L entries, so ``urls_per_item`` is L (a
 block of the layout spans fewer keys); files are sized from the entries'
-measured bytes (pagination.py), so a file never passes 52,428,800 bytes.
+measured bytes, or their worst case until measured (pagination.py), so a
+file never passes 52,428,800 bytes.
 """
 
 from __future__ import annotations

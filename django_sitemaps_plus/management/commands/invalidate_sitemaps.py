@@ -11,29 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
 from django_sitemaps_plus.cache import invalidate
-from django_sitemaps_plus.registry import site
+from django_sitemaps_plus.management.sections import add_section_names, checked_section_names
 
 
 class Command(BaseCommand):
     help = "Make cached sitemap files stale: the named sections, or all of them."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument(
-            "sections", nargs="*", metavar="SECTION", help="Section names (default: all)."
-        )
+        add_section_names(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        names: list[str] = options["sections"]
-        unknown = [name for name in names if name not in site]
-        if unknown:
-            known = ", ".join(s.get_name() for s in site) or "none"
-            raise CommandError(
-                f"No such sitemap section: {', '.join(unknown)} (registered: {known}).",
-                returncode=2,
-            )
+        names = checked_section_names(options["sections"])
         invalidate(names or None)
         what = ", ".join(names) if names else "all sections"
         if options["verbosity"] >= 1:
