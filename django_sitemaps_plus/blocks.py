@@ -26,7 +26,6 @@ from django_sitemaps_plus.lastmod import LastmodSpec, LastmodValue, file_lastmod
 
 class PkPage(Func):
     """The page of a row: ``(pk - 1) DIV width + 1``, integer division in SQL.
-
     Truncating division is the same on SQLite, PostgreSQL and MySQL (whose
     ``/`` is decimal, hence ``DIV``); keys at or below ``width`` are page 1.
     ``field``: the key column, when rows are paged by another table's key

@@ -114,7 +114,6 @@ class BuildRunning(RuntimeError):
 @contextmanager
 def build_lock(storage: Storage, prefix: str) -> Iterator[Callable[[], None]]:
     """Hold the build lock of ``storage``/``prefix``; yields a ``renew()``.
-
     A ``FileSystemStorage`` is locked with ``flock`` on a file beside the
     built files: the kernel frees it when the process dies, however it dies.
     Other storages (S3...) are locked in the sitemap cache (``cache.add``),
@@ -317,7 +316,6 @@ class _Writer:
 def _stylesheet_href(storage: Storage, prefix: str) -> str | None:
     """Where built files find the XSL stylesheet: the app's URL when its URLs
     are included, else a copy written beside them (None when it is off)."""
-
     if not conf.STYLESHEET:
         return None
     try:
@@ -558,7 +556,6 @@ def _key_range(page: Any) -> dict[str, Any]:
 def _fingerprint(section: Any, page: Any, site: SiteContext, *context: object) -> str | None:
     """A model section file's fingerprint (``layout.file_fingerprint``), or
     None for a file of another section: it is rendered on every build."""
-
     span = page.prepared
     if not (
         isinstance(section, ModelSection)
@@ -583,7 +580,6 @@ def make_plan(
     interim index (see the module's docstring) and keep the plan in the
     storage. Resumes the plan of a build that failed or was killed: its
     finished jobs whose files are still the ones planned are not run again."""
-
     pending = load_plan(storage, prefix)
     if pending is not None and pending.enqueued and enqueued_running(pending):
         raise BuildRunning(
@@ -668,7 +664,6 @@ def jobs_counter_key(plan: BuildPlan) -> str:
 
 def enqueued_running(plan: BuildPlan) -> bool:
     """Whether the task workers of an enqueued plan still work on it."""
-
     try:
         return quiet.call(quiet.get_cache(), "get", jobs_counter_key(plan)) is not None
     except quiet.CacheDown:
@@ -719,7 +714,6 @@ def run_job(
     """Render one file job (its ``.xml``, and ``.txt`` when the plan has
     text files) to the storage, each file replaced atomically, and record
     what it wrote: the record is what the index step reads."""
-
     site = site or plan.site()
     section = registry.get(job.section)
     if section is None:
@@ -781,7 +775,6 @@ def finish(
     built by an earlier, failed run: reported as resumed). Raises
     ``BuildFailed`` naming the files of the jobs without a record.
     """
-
     started = time.monotonic() if started is None else started
     site = site or plan.site()
     records = {job.key: _job_record(storage, plan, job) for job in plan.jobs}
@@ -878,7 +871,6 @@ def build(
     jobs: int = 1,
 ) -> BuildResult:
     """Write every registered section's files and the index to ``storage``.
-
     ``force`` rewrites files whose content did not change, and removes every
     built file the new index does not list, whether a manifest names it or
     not. ``progress`` is called as ``progress(done, total, name)`` after each
@@ -1023,7 +1015,6 @@ def generate_from_urls(
     limit: int = protocol.MAX_URLS_PER_FILE,
 ) -> Generated:
     """Sitemap files for a plain list of absolute URLs (one per line).
-
     Up to ``limit`` URLs (and 52,428,800 bytes) per file: one ``sitemap.xml``
     (or ``sitemap.txt``) when they fit, else ``sitemap-1.xml``, ... and, for
     XML, an index ``sitemap.xml`` naming them (text files cannot be indexed:

@@ -140,7 +140,6 @@ def last_build(storage: Storage, prefix: str | None = None) -> dict[str, Any]:
     manifest's), ``files`` and ``urls`` (the manifest's; None when it cannot
     be read); ``summary``: what it did, when the sitemap cache still has it
     (``build.last_build_key``; None otherwise)."""
-
     prefix = conf.BUILD_PREFIX if prefix is None else prefix
     name = storage_name(MANIFEST_NAME, prefix)
     data = read_bytes(storage, name)

@@ -110,7 +110,6 @@ LastmodValue = dt.date | dt.datetime | None
 @dataclass
 class Prepared:
     """A file ready to render: its lastmod and a callable producing its bytes.
-
     ``prepare()`` of a ``Source`` runs the cheap queries (which pages exist,
     their lastmod) and raises ``Http404`` for a missing file; ``body()`` runs
     the row queries.
@@ -156,7 +155,6 @@ def _section_names(section: str | Section | Iterable[str | Section] | None) -> l
 
 def invalidate(section: str | Section | Iterable[str | Section] | None = None) -> None:
     """Make every cached file showing ``section`` stale, in every process.
-
     ``section`` is a section name, a ``Section``, several of them, or None
     for all sections (then every cached sitemap file of every site is stale).
     Use it after writes that send no model signals: ``QuerySet.update()``,
@@ -488,7 +486,6 @@ def remember(
     timeout: int = REMEMBER_TIMEOUT,
 ) -> T:
     """``compute()``, kept in the cache until any of ``sections`` changes.
-
     For figures derived from the sections' rows that are costly on a large
     site and asked for often (the admin overview's files and lastmod counts):
     keyed by the site, ``what`` and the sections' version tokens, so a save
@@ -581,7 +578,6 @@ def timestamp(value: LastmodValue) -> int | None:
 
 class Measured:
     """Chunks passed through as they are, hashed (SHA-256) and counted on the way.
-
     Also used by ``build``: a file's ETag here and its manifest hash there are
     the same SHA-256.
     """
@@ -653,7 +649,6 @@ def _timeout(expires_at: dt.datetime | None) -> int | None:
 
 class _Render:
     """One render of a cold file into the cache.
-
     Iterating it renders the file: each step is the gzip output of a chunk
     of the body, and the compressed bytes go to the cache in pieces of
     ``CHUNK_BYTES`` as they fill. The metadata is stored only once the body
@@ -901,7 +896,6 @@ def streaming_response(
     request: HttpRequest, chunks: Iterator[bytes], content_type: str
 ) -> StreamingHttpResponse:
     """A response sending ``chunks`` as they are produced, under WSGI and ASGI.
-
     Under ASGI a synchronous iterator would be collected whole before the
     first byte is sent (Django warns); there each chunk is produced in the
     request's sync thread (``thread_sensitive``: the database connection the
@@ -933,7 +927,6 @@ def _next_chunk(iterator: Iterator[bytes]) -> bytes | None:
 
 class _InThread:
     """An async iterator over ``chunks``, each produced in the request's sync thread.
-
     ``close()`` (which Django's response calls, in that thread, when it is
     done, sent or not) closes ``chunks``: their cleanup (a transaction, a
     render lock) runs even when the client left before the first chunk.

@@ -55,7 +55,6 @@ def check_settings(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
 
 def _namespace_errors() -> list[CheckMessage]:
     """``SITEMAPS_PLUS`` itself: a dict (E017) of known keys (W004).
-
     The app reads a non-dict as no settings at all, so it still runs on the
     defaults; a misspelt key would otherwise be ignored without a word.
     """
@@ -237,7 +236,6 @@ def check_contrib_templates(
     app_configs: Sequence[Any] | None = None, **kwargs: Any
 ) -> list[CheckMessage]:
     """W006: a contrib sitemap view given ``template_name`` in the URLconf.
-
     Contrib renders its sitemaps through a template; this app writes XML
     itself and has no template to honour, so a site migrating would lose its
     customisation without a word.
@@ -291,7 +289,6 @@ def check_cache_timeouts(
     app_configs: Sequence[Any] | None = None, **kwargs: Any
 ) -> list[CheckMessage]:
     """W005 (``check --deploy``): a frozen cache server must not hang requests.
-
     Without a socket timeout a Redis or Memcached client waits forever for a
     server that stopped answering (paused, swapping, a network partition);
     with one, the request takes the cache-down path and renders the file.

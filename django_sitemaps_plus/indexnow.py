@@ -71,7 +71,6 @@ def _cache() -> quiet.Guarded:
 
 def enqueue(urls: Iterable[str]) -> int:
     """Append absolute URLs to the queue; returns how many were queued."""
-
     urls = list(dict.fromkeys(urls))
     if not urls:
         return 0
@@ -145,7 +144,6 @@ def is_significant(
     section: ModelSection, instance: models.Model, *, created: bool, deleted: bool, **kwargs: Any
 ) -> bool:
     """Whether a save or delete changed what the object's page shows.
-
     A section may define ``indexnow_significant(instance, created=, deleted=,
     update_fields=)`` to decide itself. Otherwise: creations and deletions
     are; a save with ``update_fields`` naming none of the section's own
@@ -188,7 +186,6 @@ def is_significant(
 
 def remember_lastmod(sender: type[models.Model], instance: models.Model, **kwargs: Any) -> None:
     """pre_save: note the own lastmod values before ``save()`` stamps any."""
-
     concrete = sender._meta.concrete_model or sender
     names: set[str] = set()
     for section in site:
@@ -202,7 +199,6 @@ def remember_lastmod(sender: type[models.Model], instance: models.Model, **kwarg
 
 def object_url(section: ModelSection, instance: models.Model) -> str | None:
     """The absolute URL the section lists for ``instance`` (None if it has none)."""
-
     template = section.location_template()
     if template is not None:
         values = [getattr(instance, section.url_kwargs[name]) for name in template.kwarg_names]
@@ -222,7 +218,6 @@ def object_changed(
     **kwargs: Any,
 ) -> None:
     """Queue ``instance``'s URL after commit, when the change is significant."""
-
     created = bool(kwargs.pop("created", False))
     kwargs.pop("signal", None)
     concrete = sender._meta.concrete_model or sender

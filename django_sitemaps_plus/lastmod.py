@@ -104,7 +104,6 @@ def with_fallbacks(
 
 def resolve_lastmod_path(model: type[models.Model], path: str) -> LastmodPath:
     """Resolve ``path`` (``"comments__created_at"``) on ``model``.
-
     Raises ``LastmodFieldError`` naming the part that is wrong.
     """
     parts = path.split(LOOKUP_SEP)
@@ -155,7 +154,6 @@ def resolve_lastmod_path(model: type[models.Model], path: str) -> LastmodPath:
 
 class GreatestIgnoringNulls(Func):
     """``GREATEST`` of its arguments, ignoring nulls; null only when all are.
-
     PostgreSQL's GREATEST already ignores nulls; SQLite's MAX(a, b) and
     MySQL's GREATEST return null when any argument is null, so each argument
     is coalesced to a sentinel that is turned back into null afterwards. Each
@@ -205,7 +203,6 @@ def _sql_percent(text: str) -> str:
 
 class W3CDatetime(Func):
     """Format a date or UTC datetime as W3C Datetime text in SQL.
-
     Formatting in the database saves building a Python datetime per row, which
     dominates the cost of a 50,000-URL page. Used only when ``USE_TZ`` is on
     (stored values are UTC) and the vendor is in ``SQL_FORMAT_VENDORS``.
@@ -350,7 +347,6 @@ class LastmodSpec:
 
 def to_utc(value: dt.date | dt.datetime | str | None) -> dt.date | dt.datetime | None:
     """Normalise a lastmod value: datetimes to aware UTC, dates unchanged.
-
     Naive datetimes are taken to be in the current time zone (what Django
     stores with ``USE_TZ = False``).
     """

@@ -90,7 +90,7 @@ def remembered(
         if cache is not None and _ranges_key(key) not in found:
             _keep(cache, {_ranges_key(key): _ranges(spans)})  # evicted alone
         return cast("list[pagination.Span]", spans), stamp is not None and kept_stamp == stamp
-    spans = section._compute_layout(site)
+    spans = section.compute_layout(site)
     if cache is not None:
         # Beside it, each file's key range alone: what a cached file's
         # lookup reads (``file_scope``), a few bytes per file.

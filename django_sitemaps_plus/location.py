@@ -33,7 +33,6 @@ from django_sitemaps_plus.conf import conf
 @dataclass(frozen=True)
 class SiteContext:
     """Scheme and host every URL of a response is built on, and the site asked for.
-
     ``site`` is the site object the request is for, as the site resolver
     found it: a Sites framework ``Site`` or ``RequestSite``, a Wagtail
     ``Site``, or None. Sections that list different things per site read it
@@ -78,7 +77,6 @@ SiteResolver = Callable[[HttpRequest | None], SiteContext]
 
 def site_context(request: HttpRequest | None = None) -> SiteContext:
     """The base URL and site for ``request``, from the site resolver.
-
     ``SITEMAPS_PLUS["SITE_RESOLVER"]`` when set, else the resolver an installed
     integration names (its AppConfig's ``sitemaps_plus_site_resolver``, as the
     Wagtail one does), else ``default_site_context``.
@@ -88,7 +86,6 @@ def site_context(request: HttpRequest | None = None) -> SiteContext:
 
 def get_site_resolver() -> SiteResolver:
     """The site resolver in use (see ``site_context``)."""
-
     return _import_resolver(conf.SITE_RESOLVER or app_resolver_path())
 
 
@@ -111,7 +108,6 @@ def app_resolver_path() -> str:
 
 def base_url_setting() -> str | None:
     """``SITEMAPS_PLUS["BASE_URL"]`` in its ASCII form, or None when unset.
-
     Site resolvers honour it first: it names the one host of every URL.
     """
     return ascii_origin(conf.BASE_URL) if conf.BASE_URL else None
@@ -119,7 +115,6 @@ def base_url_setting() -> str | None:
 
 def default_site_context(request: HttpRequest | None = None) -> SiteContext:
     """The built-in resolver: ``BASE_URL``, then the Sites framework, then the request.
-
     ``site`` is the Sites framework's current ``Site`` (a ``RequestSite``
     without the Sites framework's models) when it gives the base URL; None
     with ``BASE_URL`` (one host for every URL, no lookup) or without it.
@@ -147,7 +142,6 @@ _remembered_sites: dict[str, tuple[Any, str, str]] = {}
 
 def _current_site(request: HttpRequest | None) -> Any:
     """The Sites framework's current site, remembered in the sitemap cache.
-
     ``get_current_site`` queries on a process's first request (and on every
     one for a host-matched site after ``Site.objects.clear_cache()``). When
     that query fails because the database is down, the site remembered in
@@ -244,7 +238,6 @@ def normalized_origin(base_url: str) -> str:
 
 def ascii_origin(base_url: str) -> str:
     """``base_url`` with an internationalised host in its ASCII (IDNA) form.
-
     A ``<loc>`` must be a URI (RFC 3986): ``https://bücher.example`` is
     written ``https://xn--bcher-kva.example``.
     """
@@ -291,7 +284,6 @@ def to_uri(iri: str) -> str:
 
 def absolute_location(location: str, site: SiteContext) -> tuple[str | None, str | None]:
     """``(url, None)`` for a location that may be listed, else ``(None, why)``.
-
     ``location`` is a path starting with ``/`` (as ``get_absolute_url``
     returns) or an absolute URL on the site's own scheme and host.
     """
@@ -330,7 +322,6 @@ _PLAIN_BASE = re.compile(r"https?://[^/?#\s]+(?:/[^?#\s]*)?")
 @lru_cache(maxsize=64)
 def _base_room(base_url: str) -> int:
     """Characters a plain path may have on ``base_url`` (-1: check every URL).
-
     Proved once per base URL: for a path of ``_PLAIN_PATHS_TEXT``,
     ``absolute_location`` gives ``base_url + path`` (``to_uri`` keeps the
     path, the scheme and host are the base's), and ``loc_problem`` of it is
@@ -407,7 +398,6 @@ _PLAIN_CONVERTERS = (
 
 def _reverse_resolver(url_name: str) -> tuple[URLResolver, str]:
     """The resolver ``reverse(url_name)`` looks the name up in, and the name.
-
     The namespace walk of ``django.urls.reverse`` (without ``current_app``,
     as ``LocationTemplate`` reverses).
     """
@@ -429,7 +419,6 @@ def _reverse_resolver(url_name: str) -> tuple[URLResolver, str]:
 
 def _splices_like_reverse(url_name: str, kwarg_names: Sequence[str]) -> bool:
     """Whether splicing values of the probes' classes gives what reverse gives.
-
     True only when exactly one pattern of ``url_name`` takes these kwargs
     (so no other pattern could take a value instead), none of them has a
     default, and each is captured by one of Django's own converters: their
@@ -460,7 +449,6 @@ def _splices_like_reverse(url_name: str, kwarg_names: Sequence[str]) -> bool:
 
 class LocationTemplate:
     """A named URL pattern reversed once, with per-row values spliced in.
-
     ``reverse()`` costs tens of microseconds; for a 50,000-URL page that is
     most of the page's time. The pattern is reversed once with probe values;
     each row's values are checked against what the probe proved the pattern

@@ -215,7 +215,6 @@ def room(namespaces: dict[str, str]) -> int:
 
 class FileGuard:
     """Keeps a file within the protocol's limits while it is written.
-
     A section's layout sizes every file from its rows' measured or bounded
     sizes, so this never cuts a file that the layout made; it is there for what the
     layout could not see (rows added without a save signal, a URL that grew

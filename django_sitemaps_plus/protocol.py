@@ -109,7 +109,6 @@ TRACKING_PARAMS: Final = frozenset({"gclid", "fbclid", "yclid", "msclkid", "_ope
 
 def loc_problem(loc: str) -> str | None:
     """Why ``loc`` may not appear in a sitemap, or ``None`` when it may.
-
     Checks what the protocol requires of every ``<loc>``: an absolute
     http(s) URL with a host, at most ``MAX_LOC_LENGTH`` characters.
     """

@@ -61,7 +61,6 @@ def fetch_chunks(queryset: models.QuerySet[Any]) -> Iterator[list[tuple[Any, ...
 @contextmanager
 def streaming_reads(using: str) -> Iterator[None]:
     """Around reading a page's rows from a server-side cursor, so they stream.
-
     Outside a transaction Django declares PostgreSQL's server-side cursors
     WITH HOLD, which PostgreSQL materialises whole at the DECLARE (the
     implicit commit): the first row waits for the last. In a transaction the

@@ -105,7 +105,6 @@ def _queryset_models(queryset: Any) -> list[type[models.Model]]:
 def _section_models(section: Any) -> tuple[list[type[models.Model]], bool]:
     """Every model whose change may change ``section``'s files, and whether
     that answer is complete (False when ``items()`` could not be evaluated)."""
-
     # Any section may name more models itself.
     found: list[type[models.Model]] = list(getattr(section, "invalidated_by", ()))
     if isinstance(section, ModelSection):
@@ -153,7 +152,6 @@ def _wide_models(section: Any) -> set[type[models.Model]]:
     """The models other than a model section's own whose change may touch
     any of its rows: those it names in ``invalidated_by`` and those its
     queryset joins (a category hiding its articles)."""
-
     if not isinstance(section, ModelSection):
         return set()
     own = _concrete(section.get_model())
@@ -209,7 +207,6 @@ def _tokens(names: Iterable[str], keys_of: Callable[[Any], set[Any] | None]) -> 
     files are keyed by blocks the tokens of the blocks of the keys
     ``keys_of(section)`` gives, or of all its files (``cache.files_token``)
     when it gives None."""
-
     tokens = set(names)
     for name in names:
         section = registry.site.get(name)
@@ -258,13 +255,11 @@ def invalidate_after_commit(
     names: Iterable[str], using: str | None = None, tokens: Iterable[str] | None = None
 ) -> None:
     """Invalidate ``names`` now and again when the current transaction commits.
-
     ``tokens``: the version tokens to bump (``changed_tokens``); by default
     the sections' and all their files'. ``sitemaps_invalidated`` is sent
     once per transaction, after the commit, for every section it changed
     (at once in autocommit mode).
     """
-
     names = set(names)
     if not names or not conf.CACHE:
         return

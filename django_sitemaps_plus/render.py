@@ -38,7 +38,6 @@ _XML_SPECIALS = "&<>\"'"
 
 class EntryWriter:
     """Writes a section's ``<url>`` entries with one changefreq and priority.
-
     The limits and the fixed text after lastmod are computed once, so a
     batch of rows costs one f-string and two length checks per entry. Every
     rendering path goes through ``write`` (or, for a clean batch,

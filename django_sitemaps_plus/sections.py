@@ -179,7 +179,6 @@ def _takes_site(function: Callable[..., Any]) -> bool:
 
 def call_with_site(method: Callable[..., Any], site: SiteContext | None) -> Any:
     """``method(site.site)`` when the method takes the site, else ``method()``.
-
     ``items(site)`` and ``get_queryset(site)`` may be overridden with or
     without the site argument; the site object is None outside a request
     that resolved one (and when dependencies are discovered).
@@ -225,7 +224,6 @@ def _queries_refused() -> Iterator[None]:
 
 class Section:
     """A group of URLs served as one or more sitemap files.
-
     Subclass and override ``items()`` and ``location()``; ``items(site)`` may
     take the site object of the request (``SiteContext.site``) to list
     different things per site; ``lastmod()``,
@@ -687,7 +685,7 @@ class Section:
 
         Not when sized by count (``measures_files()`` False). A QuerySet is
         always: the layout the index makes counts its rows once and measures
-        them only when they could outgrow one file (``_compute_layout``), so a
+        them only when they could outgrow one file (``compute_layout``), so a
         file request asks no ``COUNT``. A list is when its length could
         outgrow one file; any other iterable always is.
         """
@@ -777,7 +775,7 @@ class Section:
         rows = items[span.after or 0 : span.last].iterator(chunk_size=BATCH_ROWS)
         return [self.lastmod(item) for item in rows]
 
-    def _compute_layout(self, site: SiteContext) -> list[pagination.Span]:
+    def compute_layout(self, site: SiteContext) -> list[pagination.Span]:
         """The section's files, computed now (``layout.remembered`` keeps them
         with the index): a QuerySet few enough to fit one file is laid out by
         its count (one ``COUNT``, nothing rendered), anything else measured."""
@@ -928,7 +926,6 @@ class Section:
 
 class ModelSection(Section):
     """A model's rows as sitemap URLs, paginated by primary key ranges.
-
     Each file is a key range made of whole key blocks (``blocks.py``), packed
     as full as the rows' URLs and bytes allow (``layout.py``,
     ``pagination.py``): file 20 costs what file 1 costs, new rows only ever
@@ -1126,7 +1123,7 @@ class ModelSection(Section):
         # cache), and kept for the files.
         return [span_info(span) for span in layout.current(self, site, refresh=True)]
 
-    def _compute_layout(self, site: SiteContext) -> list[pagination.Span]:
+    def compute_layout(self, site: SiteContext) -> list[pagination.Span]:
         """The section's files: its blocks' figures (``kept_figures``), each
         block sized as ``file_sizing()`` says (by its bound from SQL, or by
         its kept measured pieces, else its worst case) unless the URL count

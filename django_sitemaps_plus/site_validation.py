@@ -86,7 +86,6 @@ class Run:
 
 def _cache() -> Any:
     """The sitemap cache, each call through the breaker (``quiet``)."""
-
     return quiet.Guarded(quiet.get_cache())
 
 
@@ -115,7 +114,6 @@ def latest() -> Run | None:
 
 def start(total: int | None = None) -> Run:
     """Record a new run and hand it to the runner; returns at once.
-
     ``total``: the number of URLs the run will fetch, when the caller knows
     it (the overview does: every file of the index, its text twin, the index
     and ``sitemap.txt``); without it progress shows files done only. While
@@ -153,13 +151,11 @@ def run_in_thread(run_id: str) -> None:
 
 def run(run_id: str) -> Run | None:
     """Validate the site's sitemaps for the recorded run ``run_id``.
-
     Called by the runner (a thread, a Celery task, ...). Progress is written
     at most every ``PROGRESS_INTERVAL`` seconds; the final record holds the
     summary and the first ``MAX_SHOWN_FINDINGS`` findings. An exception is
     recorded as a failed run (and logged), never raised into the runner.
     """
-
     record = get(run_id) or Run(id=run_id)
     record.state = "running"
     _save(record)

@@ -52,7 +52,6 @@ class RegisteredSectionConverter(StringConverter):
 
 class IndexNowKeyConverter(StringConverter):
     """The configured IndexNow key, and nothing else.
-
     The regex admits any key (8 to 128 of a-z, A-Z, 0-9 and '-'); ``to_python``
     refuses every other value, which makes Django try the next pattern, so
     ``/security.txt`` reaches the project's own view.

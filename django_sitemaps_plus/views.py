@@ -157,7 +157,6 @@ def _all_sections_source(
 
 def _index(request: HttpRequest) -> Served:
     """``/sitemap.xml``: always a sitemap index, one entry per section file.
-
     Always an index, even for one small section, so the URL and the format
     never change as the site grows. With no URL at all it is a 404.
     """
@@ -309,7 +308,6 @@ def _fits_one_text_file(pages: Sequence[tuple[Section, PageInfo]]) -> bool:
 
 def _text(request: HttpRequest) -> Served:
     """``/sitemap.txt``: every section's URLs in one text file, when they fit.
-
     A text sitemap cannot be an index, so past one file's limits this is a
     404 and the per-section ``.txt`` files are the text sitemaps to use.
     """

@@ -67,7 +67,6 @@ class RemovedCharacters:
 
 class _Collecting(threading.local):
     """The collector of the document whose entries this thread is rendering.
-
     Thread-local, not a ``ContextVar``: asgiref copies a worker thread's
     context variables back to the awaiting coroutine when a ``sync_to_async``
     call is cancelled, even while the thread is still inside a pull. A
@@ -84,7 +83,6 @@ _collecting = _Collecting()
 
 def escape(value: str) -> str:
     """``value`` as XML character data or an attribute value.
-
     The one path every text node and attribute of every writer takes: the five
     special characters are escaped (protocol §1: entity escaping) and the
     characters XML 1.0 forbids are removed, so no model text can make a file
@@ -194,7 +192,6 @@ def stream_urlset(
     stylesheet: str | None = None,
 ) -> Iterator[bytes]:
     """A ``urlset`` document from ``<url>`` entries rendered as it is read.
-
     ``label`` names the document in the log line about removed characters
     (``"Sitemap section 'articles'"``).
     """
@@ -214,7 +211,6 @@ class IndexedFile(NamedTuple):
 
 def _sitemap_entry(file: IndexedFile, styled: bool) -> str:
     """One ``<sitemap>`` element of an index.
-
     A styled index carries each file's URL count in a comment
     (``stylesheet.py`` shows it): comments are not part of the protocol's
     content model, so the index stays valid against sitemap.xsd, and crawlers

@@ -76,7 +76,6 @@ class _ContribSite:
 
 def _contrib_site(site: SiteContext) -> Any:
     """The site handed to a contrib sitemap's ``get_urls()``.
-
     A saved site model instance (a Sites framework ``Site``) is handed as a
     copy carrying the response's domain, so the sitemap may filter by it
     (django CMS's ``CMSSitemap`` filters ``PageUrl`` rows by ``site``); any
@@ -92,7 +91,6 @@ def _contrib_site(site: SiteContext) -> Any:
 
 class ContribSection(Section):
     """An unchanged ``django.contrib.sitemaps.Sitemap``, served by this app.
-
     Pages follow the sitemap's own paginator (``limit``); locations, lastmod,
     changefreq, priority and i18n alternates come from its ``get_urls()``.
     Unlike contrib, each file's lastmod in the index is the latest of that

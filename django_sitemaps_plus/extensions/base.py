@@ -7,6 +7,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
+from django_sitemaps_plus import protocol
+from django_sitemaps_plus.location import ascii_origin, to_uri
+from django_sitemaps_plus.pagination import WORST_BYTES_PER_CHARACTER
+
 if TYPE_CHECKING:
     from django.core.checks import CheckMessage
 
@@ -16,7 +20,6 @@ if TYPE_CHECKING:
 
 class Extension:
     """Extension children for the ``<url>`` entries of a section.
-
     A section lists its extensions in ``extensions``. The writer declares
     ``prefix``/``namespace`` on the root of the section's files and calls,
     for each batch of items of a page, ``fetch`` once (one query per batch,
@@ -125,8 +128,6 @@ def ascii_host(url: str) -> str | None:
     ``location.ascii_origin`` writes the site's own base URL; None when the
     host is not a valid domain name. Paths and ASCII hosts are kept as given
     (their other non-ASCII characters are left to ``iri_to_uri``)."""
-    from django_sitemaps_plus.location import ascii_origin
-
     if url.isascii():
         return url
     try:
@@ -140,22 +141,16 @@ def ascii_host(url: str) -> str | None:
 def loc_budget(section: Section) -> int:
     """The most bytes one URL of ``section`` can take once written: each of
     its ``max_loc_length`` characters at worst six bytes (``&quot;``)."""
-    from django_sitemaps_plus.pagination import WORST_BYTES_PER_CHARACTER
-
     return section.get_max_loc_length() * WORST_BYTES_PER_CHARACTER
 
 
 def media_url(value: Any, site: SiteContext, max_length: int) -> tuple[str | None, str | None]:
     """An image, video or thumbnail address made absolute: ``(url, None)`` or ``(None, why)``.
-
     ``value`` is a ``FieldFile`` (its storage's URL), an absolute URL (any
     host: a CDN or a storage bucket is fine for media), a protocol-relative
     ``//host/path`` (the site's scheme is used) or a path from the site's root
     (``/media/a.jpg``, made absolute on the site). Non-ASCII is percent-encoded.
     """
-    from django_sitemaps_plus import protocol
-    from django_sitemaps_plus.location import to_uri
-
     if hasattr(value, "url") and hasattr(value, "name"):  # a FieldFile
         if not value.name:
             return None, "is empty"
@@ -194,7 +189,6 @@ def media_url(value: Any, site: SiteContext, max_length: int) -> tuple[str | Non
 
 def resolve_field(model: Any, path: str) -> Any:
     """The model field at the end of ``path`` (``"cover"``, ``"images__file"``).
-
     Raises ``LookupError`` with a readable message when a part is missing.
     """
     from django.core.exceptions import FieldDoesNotExist
@@ -214,7 +208,6 @@ def resolve_field(model: Any, path: str) -> Any:
 
 def instances(section: Section, items: Sequence[Any]) -> list[Any]:
     """``items`` as the objects hooks are documented to receive.
-
     On a ``ModelSection``'s fast path (``url_name``) the items are primary
     keys: their instances are loaded in one ``in_bulk`` query for the batch
     (None for a row deleted since). Instances, and the items of other
@@ -238,7 +231,6 @@ def method_values(
     convert: Callable[[Any], list[Any]],
 ) -> list[list[Any]]:
     """``convert`` of what method ``name`` gives for each of ``items``.
-
     The method is looked up on the section (called with the item) or else on
     the model instance (called without arguments). Either way it gets model
     instances (``instances``: one query per batch on the fast path), with
@@ -258,7 +250,6 @@ def method_values(
 
 def batch_rows(section: Section, items: Sequence[Any], paths: Sequence[str], **filters: Any) -> Any:
     """``values_list("pk", *paths)`` of the batch's rows: one query.
-
     A path across a reverse relation gives one row per related row; rows come
     in a stable order, by the item's key and then by the key of each related
     row (``photos__file``: by photo), so an item's images or videos are listed

@@ -70,7 +70,6 @@ LINK_TAGS_BYTES: Final = len(alternate_link("", ""))
 
 def hreflang_code(language: str) -> str:
     """A Django language code as a BCP 47 hreflang value.
-
     ``"pt-br"`` → ``"pt-BR"``, ``"zh-hans"`` → ``"zh-Hans"``, ``"sr-latn"`` →
     ``"sr-Latn"``; hreflang is case-insensitive, this is the customary form.
     """
@@ -88,7 +87,6 @@ def hreflang_code(language: str) -> str:
 
 class Hreflang(Extension):
     """``xhtml:link`` alternates: one ``<url>`` per language version.
-
     :param languages: Django language codes; default: ``settings.LANGUAGES``.
     :param x_default: ``True`` (the default): ``x-default`` names the version
         in ``settings.LANGUAGE_CODE``; a language code names that version;
@@ -402,7 +400,6 @@ def _parler_languages(
     section: Section, model: type[models.Model], items: Sequence[Any]
 ) -> list[frozenset[str] | None]:
     """Languages of django-parler translation rows: one query for the batch.
-
     For model instances (the slow path, where ``location()`` reads translated
     fields) the translations are prefetched, which parler then uses for every
     language, so building the versions costs no further query.

@@ -141,7 +141,6 @@ class News(Extension):
 
 class NewsSection(ModelSection):
     """Articles of the last two days as a Google News sitemap.
-
     Set ``publication_name`` (as it appears on Google News), ``date_field`` (a
     DateTimeField: when the article was published) and ``title_field``. The
     language defaults to ``settings.LANGUAGE_CODE``. ``lastmod_fields``

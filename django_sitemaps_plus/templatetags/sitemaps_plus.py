@@ -33,7 +33,6 @@ def sitemap_robots_line(context: dict[str, Any]) -> str:
 def sitemap_sections(context: dict[str, Any]) -> dict[str, Any]:
     """The registered sections, each linked to its HTML sitemap, with its URL
     count and newest lastmod (the queries of the XML index)."""
-
     request = context.get("request")
     return {"sitemap_sections": html_sitemap.summaries(request, site_context(request))}
 
@@ -42,12 +41,10 @@ def sitemap_sections(context: dict[str, Any]) -> dict[str, Any]:
 def sitemap_time(value: dt.date | dt.datetime | str | float | None) -> SafeString:
     """``<time datetime="ISO">`` around the value in the locale's format, in
     the current time zone (``overview.time_element``)."""
-
     return time_element(value)
 
 
 @register.filter
 def sitemap_iri(value: str) -> str:
     """A URL for people: percent-decoded UTF-8, a punycode host in Unicode."""
-
     return display_url(value)

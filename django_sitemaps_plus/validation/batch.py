@@ -335,7 +335,6 @@ def _commit(
     distinct_rows: list[tuple[str, ...]],
 ) -> None:
     """Record a batch with nothing to report, as ``check_entry`` would.
-
     ``rows`` holds each entry's alternate hrefs (None without links), equal
     rows being one object, the items of ``distinct_rows``.
     """

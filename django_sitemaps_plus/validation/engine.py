@@ -60,7 +60,6 @@ class UnknownRule(ValueError):
 @dataclass
 class Progress:
     """How far a run has got, passed to ``on_progress`` after each file.
-
     ``files_total`` counts the files known to be coming: the target, and the
     children of each index read so far that will be followed (it grows as
     indexes are read, and is an upper bound: a child another index already
@@ -291,7 +290,6 @@ def validate(
     on_progress: Callable[[Progress], None] | None = None,
 ) -> Report:
     """Validate a sitemap, a sitemap index (and what it lists) or a text sitemap.
-
     ``target`` is the content (``bytes``), an open binary file (stdin), a path,
     or an http(s) URL. An index is followed for a path (to the files beside
     it, given ``base_url``) and for a URL; content given directly is checked
@@ -361,7 +359,6 @@ def validate_site(
     on_progress: Callable[[Progress], None] | None = None,
 ) -> Report:
     """Validate this site's sitemaps, rendered in-process through the real views.
-
     The index is fetched with ``SiteFetcher`` and followed to every
     section file; with ``include_text`` each file's ``.txt`` twin is checked too.
     ``progress`` is called with each URL as it is fetched (the admin's

@@ -180,7 +180,6 @@ def _internal_kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> st
 
 class HttpFetcher:
     """Fetches http(s) URLs with urllib: a timeout per read, redirects recorded.
-
     Before each request (the first URL, every redirect, every child of an
     index) the host is resolved, and refused when any of its addresses is
     private, loopback or link-local, unless it is one of ``allow_hosts``
@@ -262,7 +261,6 @@ def host_name(host: str) -> str:
 
 class SiteFetcher:
     """Serves URLs on the site's own host through Django's request handling.
-
     The real views render in-process (the project's middleware and URLconf,
     as a server would run them), so the site can be validated without a
     server; following an index works exactly as for a remote URL. No test
@@ -329,7 +327,6 @@ class SiteFetcher:
 @functools.cache
 def _site_request_class() -> type[WSGIRequest]:
     """The request class of ``SiteFetcher``: its host is trusted, not checked.
-
     The host is the site's own (``BASE_URL``'s or the Sites framework's),
     set by the validator, not a header a client sent: ``ALLOWED_HOSTS``
     guards the served site against forged hosts and has no say here (a new
@@ -347,7 +344,6 @@ def _site_request_class() -> type[WSGIRequest]:
 
 def _release(response: HttpResponseBase) -> None:
     """Free what an in-process response holds (an open file, a generator).
-
     Not ``response.close()``: that sends ``request_finished``, whose receiver
     ``close_old_connections`` would close the database connection between two
     files of one validation, breaking a surrounding transaction (a test's, or

@@ -156,7 +156,6 @@ def lastmod_expression() -> Any:
 
 class PageSection(ModelSection):
     """The published, public pages of the request's site, per language.
-
     Registered as section ``"pages"`` by the integration's ``sitemaps``
     module; unregister it (``site.unregister("pages")``) and register a
     subclass to change an option.

@@ -97,7 +97,6 @@ def append_slash() -> bool:
 
 class PagePaths:
     """Page paths from ``url_path``: ``wagtail_serve`` reversed once per language.
-
     Equal to what ``Page.get_url_parts`` gives for the site (the page's
     root path cut off, the rest reversed with the root's language active
     under ``WAGTAIL_I18N_ENABLED``, the trailing slash removed without
@@ -150,7 +149,6 @@ class PagePaths:
 
 class PageSection(ModelSection):
     """The live, public pages of the request's Wagtail site.
-
     Registered as section ``"pages"`` by the integration's ``sitemaps``
     module; unregister it (``site.unregister("pages")``) and register a
     subclass to change an option.
