@@ -184,6 +184,7 @@ def test_bench_change_cost_runs_and_renders_only_what_changed(tmp_path: Path) ->
         tmp_path,
         "bench.bench_change_cost",
         *("--rows", "1000", "2000", "--limit", "500", "--repeat", "1", "--saves", "10"),
+        *("--steady-seconds", "1", "--cache-url", f"filecache://{tmp_path / 'cache'}"),
     )
     sizes = result["sizes"]
     assert [size["files"] for size in sizes] == [2, 4]
@@ -197,6 +198,14 @@ def test_bench_change_cost_runs_and_renders_only_what_changed(tmp_path: Path) ->
         assert size["build_many_rendered"] == files
         # The index's queries do not grow with the rows.
         assert size["save_index_queries"] == sizes[0]["save_index_queries"]
+        # Steady writes behind gunicorn: every fetch of either index answered
+        # while the writer process saved rows.
+        steady = size["steady"]
+        for key in ("ours", "contrib", "ours_no_writes"):
+            assert steady[key]["requests"] > 0
+            assert steady[key]["failures"] == 0
+        assert steady["ours"]["writer"]["saves"] >= 1
+        assert steady["contrib"]["writer"]["saves"] >= 1
 
 
 def test_bench_build_runs_every_way_and_measures_each_process(tmp_path: Path) -> None:
