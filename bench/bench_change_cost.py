@@ -75,7 +75,6 @@ INDEX = "/sitemap.xml"
 CONTRIB_INDEX = "/contrib/generic/sitemap.xml"
 LOC_RE = re.compile(r"<sitemap><loc>http://testserver([^<]*)</loc>")
 PG_URL = "postgres://postgres@127.0.0.1:5432/sitemaps_plus_bench_change"
-BUILD_DIR = RESULTS_DIR / "change-cost-build"
 CACHE_URL = "redis://127.0.0.1:6379/6"
 STEADY_ROOT = RESULTS_DIR.parent.parent
 
@@ -158,16 +157,14 @@ def grouped_pass() -> None:
         cursor.fetchall()
 
 
-def build(rendered: list[int]) -> dict[str, Any]:
+def build(folder: Path, rendered: list[int]) -> dict[str, Any]:
     """``build_sitemaps --dir`` in this process: seconds, files written and rendered."""
-    import json
-
     from django.core.management import call_command
 
     out = StringIO()
     before = len(rendered)
     started = time.perf_counter()
-    call_command("build_sitemaps", "--dir", str(BUILD_DIR), "--format", "json", stdout=out)
+    call_command("build_sitemaps", "--dir", str(folder), "--format", "json", stdout=out)
     seconds = time.perf_counter() - started
     result = json.loads(out.getvalue().strip().splitlines()[-1])
     return {
@@ -230,17 +227,19 @@ def measure(rows: int, repeat: int, saves: int) -> dict[str, Any]:
     r["many_crawl_s"] = many["total_s"]
     r["many_rendered"] = many["rendered"]
     # 5.: builds (the site warm: its layout kept, as after the crawls above).
-    shutil.rmtree(BUILD_DIR, ignore_errors=True)
+    # A folder of this run's own: another run (the smoke test) never empties it.
+    RESULTS_DIR.mkdir(exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="change-cost-build-", dir=RESULTS_DIR))
     with counting_renders() as rendered:
-        full = build(rendered)
+        full = build(folder, rendered)
         one = []
         for run in range(repeat):
             save(rows // 3 + 11 + run)
-            one.append(build(rendered))
+            one.append(build(folder, rendered))
         for pk in scattered(rows, saves):
             save(pk)
-        many_build = build(rendered)
-    shutil.rmtree(BUILD_DIR, ignore_errors=True)
+        many_build = build(folder, rendered)
+    shutil.rmtree(folder, ignore_errors=True)
     r["build_full_s"], r["build_full_written"], r["build_full_rendered"] = (
         full["s"],
         full["written"],
