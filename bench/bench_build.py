@@ -42,12 +42,15 @@ The database is its own (``DATABASE_URL`` overrides it):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from io import StringIO
 from pathlib import Path
@@ -66,7 +69,6 @@ from bench.bench_serving import _reset_peak_rss, _rss_kb
 ROOT = RESULTS_DIR.parent.parent
 PG_URL = "postgres://postgres@127.0.0.1:5432/sitemaps_plus_bench_build"
 CACHE_URL = "redis://127.0.0.1:6379/6"
-BUILD_DIR = RESULTS_DIR / "build"
 SECTION = "articles"
 #: (key, label, build_sitemaps options) of the timed full builds.
 VARIANTS: list[tuple[str, str, list[str]]] = [
@@ -102,6 +104,16 @@ def _record_worker_peaks(directory: Path) -> None:
     workers._run_inherited = run_inherited  # type: ignore[assignment]
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its children that ended (the
+    forked workers: the pool joins them before the command returns)."""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def build_child(options: dict[str, Any]) -> dict[str, Any]:
     """One ``build_sitemaps --dir`` in this fresh process; its figures."""
     import django
@@ -123,18 +135,28 @@ def build_child(options: dict[str, Any]) -> dict[str, Any]:
     out = StringIO()
     baseline = _rss_kb("VmRSS")
     _reset_peak_rss()
+    cpu = _cpu_s()
     with counting_renders() as rendered:
         started = time.perf_counter()
         call_command(
             "build_sitemaps", "--dir", str(folder), "--format", "json", *options["args"], stdout=out
         )
         seconds = time.perf_counter() - started
+    if options.get("workers_write_index"):
+        # Task workers elsewhere build the files; the last writes the index.
+        from django_sitemaps_plus.build import INDEX_NAME, PLAN_DIR
+
+        while not (folder / INDEX_NAME).exists() or (folder / PLAN_DIR).exists():
+            time.sleep(0.02)
+        seconds = time.perf_counter() - started
+    cpu = _cpu_s() - cpu
     report = json.loads(out.getvalue().strip().splitlines()[-1])
     workers = [json.loads(p.read_text()) for p in sorted(peaks.iterdir())]
     shutil.rmtree(peaks)
     assert (folder / "sitemap.xml").exists(), "the build wrote no index"
     return {
         "s": seconds,
+        "cpu_s": cpu,
         # The files in the folder: an enqueued build reports its jobs only.
         "files": len(list(folder.glob(f"sitemap-{SECTION}-*.xml"))),
         "urls": report.get("urls"),
@@ -172,23 +194,30 @@ def contrib_child(options: dict[str, Any]) -> dict[str, Any]:
 # In the parent -----------------------------------------------------------------
 
 
-def run_child(kind: str, options: dict[str, Any], cache_url: str) -> dict[str, Any]:
-    """Run ``kind`` (build, contrib) in a fresh process; its figures, with
-    the load average before and after."""
-    env = {
+def child_env(cache_url: str, tasks: str = "immediate") -> dict[str, str]:
+    """The environment of every process of a run (``tasks``: immediate, rq)."""
+    return {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
         "DJANGO_SETTINGS_MODULE": "bench.build_settings",
         "BENCH_CACHE_URL": cache_url,
         "SERVING_CACHE": "1",
+        "BENCH_TASKS": tasks,
     }
+
+
+def run_child(
+    kind: str, options: dict[str, Any], cache_url: str, tasks: str = "immediate"
+) -> dict[str, Any]:
+    """Run ``kind`` (build, contrib) in a fresh process; its figures, with
+    the load average before and after."""
     load_before = os.getloadavg()[0]
     completed = subprocess.run(
         [sys.executable, "-m", "bench.bench_build", "--child", kind, json.dumps(options)],
         capture_output=True,
         text=True,
         cwd=ROOT,
-        env=env,
+        env=child_env(cache_url, tasks),
         timeout=3600,
         check=False,
     )
@@ -214,46 +243,117 @@ def clear_child(options: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
+class RqWorkers:
+    """``count`` RQ workers (``manage.py rqworker``) of the Tasks framework on
+    the run's Redis, each forking a work horse per job (RQ's default), as
+    ``tests/test_build_worker.py`` runs them; stopped by ``stop``."""
+
+    def __init__(self, count: int, cache_url: str, logs: Path) -> None:
+        from bench.build_settings import RQ_QUEUE
+
+        command = [sys.executable, "-m", "django", "rqworker", "--job-class"]
+        command += ["django_tasks_rq.Job", RQ_QUEUE]
+        self.processes = []
+        for number in range(count):
+            with (logs / f"rqworker-{number}.log").open("wb") as log:
+                self.processes.append(
+                    subprocess.Popen(
+                        command,
+                        env=child_env(cache_url, "rq"),
+                        cwd=ROOT,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
+        self.wait_idle(cache_url, RQ_QUEUE, count)
+
+    def wait_idle(self, cache_url: str, queue_name: str, count: int) -> None:
+        from redis import Redis
+        from rq import Queue, Worker
+
+        redis = Redis.from_url(cache_url)
+        queue = Queue(queue_name, connection=redis)
+        deadline = time.monotonic() + 60
+        while sum(w.get_state() == "idle" for w in Worker.all(connection=redis, queue=queue)) < (
+            count
+        ):
+            if time.monotonic() > deadline or any(p.poll() is not None for p in self.processes):
+                self.stop()
+                raise RuntimeError("the RQ workers did not come up")
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        """SIGTERM (a warm shutdown), again (cold: an idle rq 3.0 worker may
+        ignore the first), then a kill."""
+        for stop, wait in ((signal.SIGTERM, 5), (signal.SIGTERM, 10), (signal.SIGKILL, 30)):
+            running = [process for process in self.processes if process.poll() is None]
+            for process in running:
+                process.send_signal(stop)
+            for process in running:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=wait)
+
+
 def contrib_pages(files: int, all_up_to: int, sample: int) -> list[int]:
     if files <= all_up_to:
         return list(range(1, files + 1))
     return sorted({1 + (i * (files - 1)) // (sample - 1) for i in range(sample)})
 
 
-def measure(rows: int, args: argparse.Namespace) -> dict[str, Any]:
-    files = -(-rows // args.limit)
-    r: dict[str, Any] = {"rows": rows, "files": files, "runs": {}}
-    clear_cache(args.cache_url)
-    shutil.rmtree(BUILD_DIR, ignore_errors=True)
-    warm = run_child("build", {"dir": str(BUILD_DIR / "warm"), "args": []}, args.cache_url)
-    r["warm_up_s"] = warm["s"]
+def rounds(r: dict[str, Any], build_dir: Path, args: argparse.Namespace, rq: bool) -> None:
+    """``--repeat`` rounds of every variant, each into an empty folder."""
+    from bench.build_settings import RQ_QUEUE
+
+    variants = [(key, options, {}, "immediate") for key, _, options in VARIANTS]
+    if rq:
+        enqueue = ["--enqueue", "--queue", RQ_QUEUE]
+        variants.append(("rq", enqueue, {"workers_write_index": True}, "rq"))
     for round_ in range(args.repeat):
-        for key, _, options in VARIANTS:
-            folder = BUILD_DIR / key
+        for key, options, extra, tasks in variants:
+            folder = build_dir / key
             shutil.rmtree(folder, ignore_errors=True)
-            run = run_child("build", {"dir": str(folder), "args": options}, args.cache_url)
+            run = run_child(
+                "build", {"dir": str(folder), "args": options, **extra}, args.cache_url, tasks
+            )
             r["runs"].setdefault(key, []).append(run)
             print(
-                f"{rows:,} rows, {key}, round {round_ + 1}: {run['s']:.2f} s, "
+                f"{r['rows']:,} rows, {key}, round {round_ + 1}: {run['s']:.2f} s, "
                 f"peak {run['peak_rss_kb'] / 1024:.0f} MB, "
                 f"workers {[w['peak_kb'] // 1024 for w in run['workers']]} MB, load {run['load']}",
                 flush=True,
             )
+
+
+def measure(rows: int, args: argparse.Namespace) -> dict[str, Any]:
+    files = -(-rows // args.limit)
+    r: dict[str, Any] = {"rows": rows, "files": files, "runs": {}}
+    clear_cache(args.cache_url)
+    # A folder of this run's own: another run (the smoke test) never empties it.
+    RESULTS_DIR.mkdir(exist_ok=True)
+    build_dir = Path(tempfile.mkdtemp(prefix="build-", dir=RESULTS_DIR))
+    warm = run_child("build", {"dir": str(build_dir / "warm"), "args": []}, args.cache_url)
+    r["warm_up_s"] = warm["s"]
+    workers = RqWorkers(args.rq_workers, args.cache_url, build_dir) if args.rq_workers else None
+    try:
+        rounds(r, build_dir, args, rq=workers is not None)
+    finally:
+        if workers is not None:
+            workers.stop()
     # After one saved row: the one-process build's folder, its manifest kept.
     r["runs"]["one_change"] = [
         run_child(
             "build",
-            {"dir": str(BUILD_DIR / "jobs1"), "args": ["--jobs", "1"], "save": rows // 2 + 7 + i},
+            {"dir": str(build_dir / "jobs1"), "args": ["--jobs", "1"], "save": rows // 2 + 7 + i},
             args.cache_url,
         )
         for i in range(args.repeat)
     ]
     pages = contrib_pages(files, args.contrib_all_up_to, args.contrib_sample)
     r["contrib"] = run_child(
-        "contrib", {"dir": str(BUILD_DIR / "contrib"), "pages": pages}, args.cache_url
+        "contrib", {"dir": str(build_dir / "contrib"), "pages": pages}, args.cache_url
     )
     r["contrib"]["pages"] = pages
-    shutil.rmtree(BUILD_DIR, ignore_errors=True)
+    shutil.rmtree(build_dir, ignore_errors=True)
     return r
 
 
@@ -268,6 +368,7 @@ def summary(size: dict[str, Any]) -> dict[str, Any]:
         workers = [w["peak_kb"] for run in runs for w in run["workers"]]
         out[key] = {
             "s": seconds,
+            "cpu_s": statistics.median(run["cpu_s"] for run in runs),
             "urls_per_s": size["rows"] / seconds,
             "peak_rss_mb": max(run["peak_rss_kb"] for run in runs) / 1024,
             "worker_peak_rss_mb": max(workers) / 1024 if workers else None,
@@ -284,6 +385,10 @@ def summary(size: dict[str, Any]) -> dict[str, Any]:
     one = out["jobs1"]["s"]
     out["jobs2"]["speed_up"] = one / out["jobs2"]["s"]
     out["enqueue_overhead_per_file_s"] = (out["enqueue"]["s"] - one) / size["files"]
+    if "rq" in out:
+        # Against the build with as many processes: 2 RQ workers, --jobs 2.
+        out["rq_overhead_per_file_s"] = (out["rq"]["s"] - out["jobs2"]["s"]) / size["files"]
+        out["rq"]["speed_up"] = one / out["rq"]["s"]
     contrib = size["contrib"]
     mean = statistics.mean(contrib["page_s"])
     out["contrib"] = {
@@ -306,13 +411,16 @@ def markdown(result: dict[str, Any]) -> str:
         f"**Builds** ({m['database']}, {result['limit']:,} URLs per file, median of "
         f"{result['repeat']} runs; {m['cpu']}, {m['memory']})",
         "",
-        "| rows | build | time | URLs/s | speed-up | peak RSS: command | peak RSS: each worker "
-        "| files written / rendered here | load avg before-after |",
-        "|--:|---|--:|--:|--:|--:|--:|--:|--:|",
+        "| rows | build | time | CPU (Python) | URLs/s | speed-up | peak RSS: command "
+        "| peak RSS: each worker | files written / rendered here | load avg before-after |",
+        "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for size in result["sizes"]:
         s = size["summary"]
-        for key, label, _ in [*VARIANTS, ("one_change", "after 1 saved row (`--jobs 1`)", [])]:
+        labels = [(key, label) for key, label, _ in VARIANTS]
+        if "rq" in s:
+            labels.append(("rq", f"`--enqueue` on {result['rq_workers']} RQ workers"))
+        for key, label in [*labels, ("one_change", "after 1 saved row (`--jobs 1`)")]:
             v = s[key]
             speed = f"{v['speed_up']:.2f}x" if "speed_up" in v else ("1x" if key == "jobs1" else "")
             worker = (
@@ -321,10 +429,13 @@ def markdown(result: dict[str, Any]) -> str:
                 if v["worker_peak_rss_mb"] is not None
                 else "-"
             )
-            rendered = "-" if key == "jobs2" else str(v["rendered"])
+            rendered = "-" if key in ("jobs2", "rq") else str(v["rendered"])
             rate = "-" if key == "one_change" else f"{v['urls_per_s']:,.0f}"
+            # RQ's work horses are not this process's children.
+            cpu = "-" if key == "rq" else _s(v["cpu_s"])
             lines.append(
-                f"| {size['rows']:,} | {label} | {_s(v['s'])} | {rate} | {speed} | "
+                f"| {size['rows']:,} | {label} | {_s(v['s'])} | {cpu} | {rate} | "
+                f"{speed} | "
                 f"{v['peak_rss_mb']:,.0f} MB | {worker} | {v['written']} / {rendered} | "
                 f"{v['load'][0]:.1f}-{v['load'][1]:.1f} |"
             )
@@ -332,14 +443,23 @@ def markdown(result: dict[str, Any]) -> str:
         total = f"{_s(c['total_s'])}{' (projected)' if c['projected'] else ''}"
         lines.append(
             f"| {size['rows']:,} | contrib's view, the same {size['files']} files one by one "
-            f"({c['pages']} rendered) | {total} | {size['rows'] / c['total_s']:,.0f} | | "
+            f"({c['pages']} rendered) | {total} | - | {size['rows'] / c['total_s']:,.0f} | | "
             f"{c['peak_rss_mb']:,.0f} MB | - | - | |"
         )
-    lines += ["", "| rows | files | enqueued overhead per file: (enqueued - one process) / files |"]
-    lines.append("|--:|--:|--:|")
+    lines += [
+        "",
+        "| rows | files | enqueued, immediate backend: (enqueued - one process) / files "
+        "| enqueued on RQ workers: (RQ - `--jobs 2`) / files |",
+        "|--:|--:|--:|--:|",
+    ]
     for size in result["sizes"]:
-        per_file = size["summary"]["enqueue_overhead_per_file_s"]
-        lines.append(f"| {size['rows']:,} | {size['files']} | {per_file * 1000:,.1f} ms |")
+        s = size["summary"]
+        rq = s.get("rq_overhead_per_file_s")
+        lines.append(
+            f"| {size['rows']:,} | {size['files']} | "
+            f"{s['enqueue_overhead_per_file_s'] * 1000:,.1f} ms | "
+            f"{'-' if rq is None else f'{rq * 1000:,.1f} ms'} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -363,6 +483,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--contrib-sample", type=int, default=5, help="contrib's sampled pages (default 5)"
     )
+    parser.add_argument(
+        "--rq-workers",
+        type=int,
+        default=0,
+        help="also build enqueued on this many RQ workers on the --cache-url Redis (default 0)",
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--child", nargs=2, metavar=("KIND", "OPTIONS"), help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -380,6 +506,7 @@ def main(argv: list[str] | None = None) -> int:
         "limit": args.limit,
         "repeat": args.repeat,
         "cache_url": args.cache_url,
+        "rq_workers": args.rq_workers,
         "machine": machine(),
         "sizes": [],
     }

@@ -1,20 +1,33 @@
-"""The serving benchmark's settings plus the Tasks framework's immediate backend.
+"""The serving benchmark's settings plus a Tasks framework backend.
 
 ``bench.bench_build`` runs ``build_sitemaps`` with them in a fresh process:
 the sitemap cache from ``BENCH_CACHE_URL`` (shared by every process of a run,
-so a build after one change renders one file), ``CACHE`` on, and ``--enqueue``
-running each file job as it is enqueued, in the enqueuing process.
+so a build after one change renders one file), ``CACHE`` on. ``--enqueue``
+goes to the immediate backend (each file job runs as it is enqueued, in the
+enqueuing process), or with ``BENCH_TASKS=rq`` to RQ workers
+(``django-tasks-rq``) on the Redis of the cache, queue ``RQ_QUEUE``.
 """
 
 from __future__ import annotations
 
+import os
+
 from bench.serving.settings import *  # noqa: F403
+from bench.serving.settings import INSTALLED_APPS, env
 
-try:  # Django 6.0+
-    import django.tasks  # noqa: F401
+RQ_QUEUE = "sitemaps-plus-bench-build"
 
-    _TASKS = "django.tasks"
-except ImportError:  # the django-tasks package on 4.2-5.2
-    _TASKS = "django_tasks"
+if os.environ.get("BENCH_TASKS") == "rq":
+    INSTALLED_APPS = [*INSTALLED_APPS, "django_rq", "django_tasks_rq"]
+    # "default" too: the Tasks framework checks build_file's own queue.
+    QUEUES = ["default", RQ_QUEUE]
+    RQ_QUEUES = {name: {"URL": env.str("BENCH_CACHE_URL")} for name in QUEUES}
+    TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": QUEUES}}
+else:
+    try:  # Django 6.0+
+        import django.tasks  # noqa: F401
 
-TASKS = {"default": {"BACKEND": f"{_TASKS}.backends.immediate.ImmediateBackend"}}
+        _TASKS = "django.tasks"
+    except ImportError:  # the django-tasks package on 4.2-5.2
+        _TASKS = "django_tasks"
+    TASKS = {"default": {"BACKEND": f"{_TASKS}.backends.immediate.ImmediateBackend"}}
