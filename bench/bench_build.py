@@ -378,7 +378,8 @@ def summary(size: dict[str, Any]) -> dict[str, Any]:
                 else None
             ),
             "workers": max(len(run["workers"]) for run in runs),
-            "written": max(run["written"] or 0 for run in runs),
+            # An enqueued build's report says what it enqueued, not what it wrote.
+            "written": None if runs[0]["written"] is None else max(r["written"] for r in runs),
             "rendered": max(run["rendered"] for run in runs),
             "load": [min(run["load"][0] for run in runs), max(run["load"][1] for run in runs)],
         }
@@ -430,13 +431,14 @@ def markdown(result: dict[str, Any]) -> str:
                 else "-"
             )
             rendered = "-" if key in ("jobs2", "rq") else str(v["rendered"])
+            written = "-" if v["written"] is None else str(v["written"])
             rate = "-" if key == "one_change" else f"{v['urls_per_s']:,.0f}"
             # RQ's work horses are not this process's children.
             cpu = "-" if key == "rq" else _s(v["cpu_s"])
             lines.append(
                 f"| {size['rows']:,} | {label} | {_s(v['s'])} | {cpu} | {rate} | "
                 f"{speed} | "
-                f"{v['peak_rss_mb']:,.0f} MB | {worker} | {v['written']} / {rendered} | "
+                f"{v['peak_rss_mb']:,.0f} MB | {worker} | {written} / {rendered} | "
                 f"{v['load'][0]:.1f}-{v['load'][1]:.1f} |"
             )
         c = s["contrib"]
