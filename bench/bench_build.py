@@ -381,7 +381,8 @@ def summary(size: dict[str, Any]) -> dict[str, Any]:
             # An enqueued build's report says what it enqueued, not what it wrote.
             "written": None if runs[0]["written"] is None else max(r["written"] for r in runs),
             "rendered": max(run["rendered"] for run in runs),
-            "load": [min(run["load"][0] for run in runs), max(run["load"][1] for run in runs)],
+            # The lowest and highest load average seen before or after any run.
+            "load": [min(min(run["load"]) for run in runs), max(max(run["load"]) for run in runs)],
         }
     one = out["jobs1"]["s"]
     out["jobs2"]["speed_up"] = one / out["jobs2"]["s"]
@@ -413,7 +414,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"{result['repeat']} runs; {m['cpu']}, {m['memory']})",
         "",
         "| rows | build | time | CPU (Python) | URLs/s | speed-up | peak RSS: command "
-        "| peak RSS: each worker | files written / rendered here | load avg before-after |",
+        "| peak RSS: each worker | files written / rendered here | load avg (min-max) |",
         "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for size in result["sizes"]:
