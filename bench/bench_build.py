@@ -52,6 +52,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -228,19 +229,17 @@ def run_child(
     return result
 
 
-def clear_cache(cache_url: str) -> None:
-    """Empty the run's sitemap cache (a fresh start for each size)."""
-    run_child("clear", {}, cache_url)
+def forget(cache_url: str) -> None:
+    """Remove the run's keys (its cache prefix, its queue) from Redis."""
+    if not cache_url.startswith("redis"):
+        return
+    from redis import Redis
 
-
-def clear_child(options: dict[str, Any]) -> dict[str, Any]:
-    import django
-
-    django.setup()
-    from django.core.cache import cache
-
-    cache.clear()
-    return {}
+    redis = Redis.from_url(cache_url)
+    for name in (os.environ["BENCH_CACHE_PREFIX"], os.environ["BENCH_RQ_QUEUE"]):
+        for key in redis.scan_iter(match=f"*{name}*"):
+            redis.delete(key)
+    redis.srem("rq:queues", f"rq:queue:{os.environ['BENCH_RQ_QUEUE']}")
 
 
 class RqWorkers:
@@ -249,10 +248,9 @@ class RqWorkers:
     ``tests/test_build_worker.py`` runs them; stopped by ``stop``."""
 
     def __init__(self, count: int, cache_url: str, logs: Path) -> None:
-        from bench.build_settings import RQ_QUEUE
-
+        queue = os.environ["BENCH_RQ_QUEUE"]
         command = [sys.executable, "-m", "django", "rqworker", "--job-class"]
-        command += ["django_tasks_rq.Job", RQ_QUEUE]
+        command += ["django_tasks_rq.Job", queue]
         self.processes = []
         for number in range(count):
             with (logs / f"rqworker-{number}.log").open("wb") as log:
@@ -265,7 +263,7 @@ class RqWorkers:
                         stderr=subprocess.STDOUT,
                     )
                 )
-        self.wait_idle(cache_url, RQ_QUEUE, count)
+        self.wait_idle(cache_url, queue, count)
 
     def wait_idle(self, cache_url: str, queue_name: str, count: int) -> None:
         from redis import Redis
@@ -302,11 +300,9 @@ def contrib_pages(files: int, all_up_to: int, sample: int) -> list[int]:
 
 def rounds(r: dict[str, Any], build_dir: Path, args: argparse.Namespace, rq: bool) -> None:
     """``--repeat`` rounds of every variant, each into an empty folder."""
-    from bench.build_settings import RQ_QUEUE
-
     variants = [(key, options, {}, "immediate") for key, _, options in VARIANTS]
     if rq:
-        enqueue = ["--enqueue", "--queue", RQ_QUEUE]
+        enqueue = ["--enqueue", "--queue", os.environ["BENCH_RQ_QUEUE"]]
         variants.append(("rq", enqueue, {"workers_write_index": True}, "rq"))
     for round_ in range(args.repeat):
         for key, options, extra, tasks in variants:
@@ -327,7 +323,22 @@ def rounds(r: dict[str, Any], build_dir: Path, args: argparse.Namespace, rq: boo
 def measure(rows: int, args: argparse.Namespace) -> dict[str, Any]:
     files = -(-rows // args.limit)
     r: dict[str, Any] = {"rows": rows, "files": files, "runs": {}}
-    clear_cache(args.cache_url)
+    # A cache key prefix and an RQ queue of this size's own: a fresh cache,
+    # and no other run's keys or jobs.
+    run = uuid.uuid4().hex[:12]
+    r["cache_prefix"] = f"sitemaps-plus-bench-build-cache-{run}"
+    r["rq_queue"] = f"sitemaps-plus-bench-build-{run}"
+    os.environ["BENCH_CACHE_PREFIX"] = r["cache_prefix"]
+    os.environ["BENCH_RQ_QUEUE"] = r["rq_queue"]
+    try:
+        return measure_builds(rows, args, r, files)
+    finally:
+        forget(args.cache_url)
+
+
+def measure_builds(
+    rows: int, args: argparse.Namespace, r: dict[str, Any], files: int
+) -> dict[str, Any]:
     # A folder of this run's own: another run (the smoke test) never empties it.
     RESULTS_DIR.mkdir(exist_ok=True)
     build_dir = Path(tempfile.mkdtemp(prefix="build-", dir=RESULTS_DIR))
@@ -501,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.child:
         kind, options = args.child
-        run = {"build": build_child, "contrib": contrib_child, "clear": clear_child}[kind]
+        run = {"build": build_child, "contrib": contrib_child}[kind]
         print(json.dumps(run(json.loads(options))))
         return 0
     configure_own_database(args.db, PG_URL, "build.sqlite3", max(args.rows), args.limit)

@@ -5,7 +5,9 @@ the sitemap cache from ``BENCH_CACHE_URL`` (shared by every process of a run,
 so a build after one change renders one file), ``CACHE`` on. ``--enqueue``
 goes to the immediate backend (each file job runs as it is enqueued, in the
 enqueuing process), or with ``BENCH_TASKS=rq`` to RQ workers
-(``django-tasks-rq``) on the Redis of the cache, queue ``RQ_QUEUE``.
+(``django-tasks-rq``) on the Redis of the cache, queue ``RQ_QUEUE``. Each
+run names its cache key prefix and queue (``BENCH_CACHE_PREFIX``,
+``BENCH_RQ_QUEUE``), so runs side by side on one Redis never meet.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from __future__ import annotations
 import os
 
 from bench.serving.settings import *  # noqa: F403
-from bench.serving.settings import INSTALLED_APPS, env
+from bench.serving.settings import CACHES, INSTALLED_APPS, env
 
-RQ_QUEUE = "sitemaps-plus-bench-build"
+CACHES["default"]["KEY_PREFIX"] = os.environ.get("BENCH_CACHE_PREFIX", "")
+RQ_QUEUE = os.environ.get("BENCH_RQ_QUEUE", "sitemaps-plus-bench-build")
 
 if os.environ.get("BENCH_TASKS") == "rq":
     INSTALLED_APPS = [*INSTALLED_APPS, "django_rq", "django_tasks_rq"]

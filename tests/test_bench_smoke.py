@@ -236,3 +236,26 @@ def test_bench_build_runs_every_way_and_measures_each_process(tmp_path: Path) ->
     assert (runs["one_change"]["written"], runs["one_change"]["rendered"]) == (2, 1)
     assert size["contrib"]["pages"] == [1, 2, 3, 4]
     assert size["summary"]["jobs2"]["speed_up"] > 0
+
+
+def test_bench_build_enqueues_on_real_rq_workers(tmp_path: Path) -> None:
+    """bench/bench_build.py with ``--rq-workers 2`` (no timing asserted): two
+    ``rqworker`` processes build the 4 files of the enqueued build and the
+    last writes the index; the run's cache keys and queue are removed from
+    Redis afterwards."""
+    from tests.test_build_worker import REDIS_URL, _require_worker_stack
+
+    redis = _require_worker_stack()
+    result = _bench_result(
+        tmp_path,
+        "bench.bench_build",
+        *("--rows", "2000", "--limit", "500", "--repeat", "1"),
+        *("--cache-url", REDIS_URL, "--rq-workers", "2"),
+    )
+    (size,) = result["sizes"]
+    (rq,) = size["runs"]["rq"]
+    assert rq["files"] == 4
+    assert rq["rendered"] == 0  # in the workers, not in the enqueuing command
+    assert "rq_overhead_per_file_s" in size["summary"]
+    for name in (size["cache_prefix"], size["rq_queue"]):
+        assert not list(redis.scan_iter(match=f"*{name}*"))
