@@ -170,7 +170,7 @@ def renders(port: int, path: str, count: int) -> dict[str, Any]:
 
 
 def cold(port: int, count: int, gzip: bool) -> dict[str, Any]:
-    from django_sitemaps_plus.cache import invalidate
+    from django_sitemaps_plus.versions import invalidate
 
     headers = {"Accept-Encoding": "gzip"} if gzip else {}
     times = []
@@ -193,7 +193,7 @@ def cold_memory(count: int) -> dict[str, int]:
 
     from django.test import Client
 
-    from django_sitemaps_plus.cache import invalidate
+    from django_sitemaps_plus.versions import invalidate
 
     client = Client(HTTP_HOST="127.0.0.1")
     peaks: dict[str, int] = {}

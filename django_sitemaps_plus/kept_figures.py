@@ -40,8 +40,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django_sitemaps_plus import blocks, layout, pagination, quiet
-from django_sitemaps_plus import cache as sitemap_cache
+from django_sitemaps_plus import blocks, layout, pagination, quiet, versions
 from django_sitemaps_plus.conf import conf
 
 if TYPE_CHECKING:
@@ -49,7 +48,7 @@ if TYPE_CHECKING:
     from django_sitemaps_plus.sections import ModelSection
 
 #: Where the token every save of a section bumps stands.
-TOP: sitemap_cache.TokenPlace = (sitemap_cache.BLOCK_LEVELS - 1, 0)
+TOP: versions.TokenPlace = (versions.BLOCK_LEVELS - 1, 0)
 #: What a kept entry holds of a block: a new field of ``BlockFigures`` is a
 #: new key, never an old entry read as the new class.
 _FORMAT = tuple(field.name for field in dataclasses.fields(blocks.BlockFigures))
@@ -65,7 +64,7 @@ class Kept:
     stamp: tuple[Any, ...]
     #: The block tokens read (or made) before the figures, by place; a place
     #: not here was not read (past the last block, above the levels compared).
-    tokens: dict[sitemap_cache.TokenPlace, str]
+    tokens: dict[versions.TokenPlace, str]
     figures: dict[int, blocks.BlockFigures]
     #: The last block the figures were read to: past it, every block is read.
     past: int
@@ -100,16 +99,16 @@ def block_figures(
     # Made when missing (as a file's lookup makes them): a token first made
     # after a full pass would make the next index read every block again.
     names = [
-        sitemap_cache.ALL,
-        sitemap_cache.files_token(name),
-        sitemap_cache.top_token(name, width),
+        versions.ALL,
+        versions.files_token(name),
+        versions.top_token(name, width),
     ]
     generation_key = layout.generation_key(section)
     try:
         cache = quiet.get_cache()
-        keys = [key, *sitemap_cache.token_keys(names), generation_key]
+        keys = [key, *versions.token_keys(names), generation_key]
         found = quiet.call(cache, "get_many", keys)
-        every, files, top = sitemap_cache.versions_of(cache, names, found)
+        every, files, top = versions.versions_of(cache, names, found)
         stamp = (every, files, found.get(generation_key))
         held = found.get(key)
         if isinstance(held, Kept) and _current(held, stamp):
@@ -119,7 +118,7 @@ def block_figures(
         else:
             last = section.last_block(site, width)
             # Every block's token, before the rows.
-            tokens = {**sitemap_cache.moved_blocks(name, width, last, None)[1], TOP: top}
+            tokens = {**versions.moved_blocks(name, width, last, None)[1], TOP: top}
             figures = section.block_figures(site, width, last)
             kept = Kept(time.time(), stamp, tokens, figures, last)
     except quiet.CacheDown:
@@ -141,7 +140,7 @@ def _read_moved(section: ModelSection, site: SiteContext, width: int, held: Kept
     """``held`` with the blocks whose tokens moved, and those past its
     last block, read again (``top``: the top token, read before them)."""
     last = section.last_block(site, width)
-    moved, tokens = sitemap_cache.moved_blocks(section.get_name(), width, last, held.tokens)
+    moved, tokens = versions.moved_blocks(section.get_name(), width, last, held.tokens)
     fresh = section.block_figures(site, width, last, moved, held.past)
     figures = {
         b: f for b, f in held.figures.items() if b <= min(last, held.past) and b not in moved

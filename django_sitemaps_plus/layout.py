@@ -34,7 +34,7 @@ from django.db import models
 from django.utils import translation
 from django.utils.functional import Promise
 
-from django_sitemaps_plus import blocks, pagination, quiet, render, xml
+from django_sitemaps_plus import blocks, pagination, quiet, render, versions, xml
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.reads import BATCH_ROWS
@@ -76,12 +76,12 @@ def remembered(
     stamp: str | None = None
     try:
         cache = quiet.get_cache()
-        versions = sitemap_cache.version_keys([section]) if versioned else []
-        found = quiet.call(cache, "get_many", [key, _ranges_key(key), *versions])
+        version_keys = versions.version_keys([section]) if versioned else []
+        found = quiet.call(cache, "get_many", [key, _ranges_key(key), *version_keys])
         if versioned:
             # Read before the layout is computed: a save during it leaves
             # the layout kept with an older stamp, so it is not taken as current.
-            stamp = sitemap_cache.version_stamp(cache, [section], found)
+            stamp = versions.version_stamp(cache, [section], found)
         held = None if refresh else found.get(key)
     except quiet.CacheDown:
         cache, held = None, None  # laid out anew
@@ -177,16 +177,16 @@ def file_fingerprint(
         return None
     name = section.get_name()
     tokens = [
-        sitemap_cache.ALL,
-        sitemap_cache.files_token(name),
-        *sitemap_cache.range_tokens(name, section.block_width(), span.after, span.last),
+        versions.ALL,
+        versions.files_token(name),
+        *versions.range_tokens(name, section.block_width(), span.after, span.last),
     ]
     try:
-        versions = sitemap_cache.current_tokens(tokens)
+        current = versions.current_tokens(tokens)
     except quiet.CacheDown:
         return None  # logged by the breaker when it opened
     figures = section.range_figures(site, span.after, span.last, key_sum=True)
-    text = repr((signature(section, site), context, span.after, span.last, figures, versions))
+    text = repr((signature(section, site), context, span.after, span.last, figures, current))
     return hashlib.sha256(text.encode()).hexdigest()
 
 

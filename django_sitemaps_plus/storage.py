@@ -38,13 +38,13 @@ from django.http import (
     HttpResponseRedirect,
 )
 
-from django_sitemaps_plus.cache import (
+from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.responses import (
     accepts_gzip,
     finish,
     respond_conditionally,
     streaming_response,
 )
-from django_sitemaps_plus.conf import conf
 
 #: Bytes read or written per step when copying files.
 COPY_CHUNK = 256 * 1024

@@ -32,12 +32,13 @@ from django.http import (
 from django.urls import reverse
 
 from django_sitemaps_plus import cache as sitemap_cache
-from django_sitemaps_plus import layout, names, pagination, protocol, storage, xml
-from django_sitemaps_plus.cache import Prepared, Source
+from django_sitemaps_plus import layout, names, pagination, protocol, responses, storage, xml
+from django_sitemaps_plus.cache import Source
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import SiteContext, site_context
 from django_sitemaps_plus.registry import site as registry
+from django_sitemaps_plus.responses import Prepared
 from django_sitemaps_plus.sections import ModelSection, PageInfo, Section, latest_of_all
 
 logger = logging.getLogger("django_sitemaps_plus")
@@ -121,7 +122,7 @@ def _serve(request: HttpRequest, site: SiteContext, source: Source, built: str) 
         return storage.serve_built(request, built, source.content_type)
     if conf.CACHE:
         return sitemap_cache.serve(request, site, source)
-    return sitemap_cache.respond_uncached(request, source.prepare(), source.content_type)
+    return responses.respond_uncached(request, source.prepare(), source.content_type)
 
 
 def _once(compute: Callable[[], T]) -> Callable[[], T]:
@@ -228,7 +229,7 @@ def _section_file(request: HttpRequest, section: str, page: int, ext: str) -> Se
             )
         return xml.stream_text(_first_or_404(found.page_locations(page, site, info)))
 
-    if conf.CACHE or conf.SERVE_BUILT or sitemap_cache.is_conditional(request):
+    if conf.CACHE or conf.SERVE_BUILT or responses.is_conditional(request):
         page_info = _once(lambda: found.page_info(page, site))
     else:
         # Rendered per request and not conditional: the Last-Modified the

@@ -27,6 +27,8 @@ from pathlib import Path
 from django.core.asgi import get_asgi_application
 from django.core.wsgi import get_wsgi_application
 
+from django_sitemaps_plus import versions
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 application = get_asgi_application()
 wsgi = get_wsgi_application()
@@ -81,7 +83,7 @@ if mode in ("articles", "cached"):
         settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True, **LONG_LOCK}
 
         def invalidate(request: HttpRequest) -> HttpResponse:
-            sitemap_cache.invalidate("articles")
+            versions.invalidate("articles")
             return HttpResponse("invalidated")
 
         settings.ROOT_URLCONF = __name__

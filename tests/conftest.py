@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from django.test import TestCase, TransactionTestCase
 
-from django_sitemaps_plus import cache as sitemap_cache
-from django_sitemaps_plus import locks
+from django_sitemaps_plus import locks, responses
 from django_sitemaps_plus.registry import SitemapRegistry, site
 
 
@@ -78,7 +77,7 @@ def _closing_bodies_first(teardown: Callable[[Any], None]) -> Callable[[Any], No
 
 # Once for the session, at import: the unittest-style test cases and
 # pytest-django's database fixture both end through these.
-sitemap_cache.streaming_response = _recording_bodies(sitemap_cache.streaming_response)
+responses.streaming_response = _recording_bodies(responses.streaming_response)
 for _case in (TestCase, TransactionTestCase):
     _case._fixture_teardown = _closing_bodies_first(_case._fixture_teardown)
 

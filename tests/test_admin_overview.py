@@ -621,7 +621,7 @@ def test_the_overview_figures_are_remembered_until_the_section_changes(admin_sit
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from django_sitemaps_plus.cache import invalidate
+    from django_sitemaps_plus.versions import invalidate
 
     settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
     client = Client()
@@ -646,9 +646,9 @@ def test_the_overview_figures_are_remembered_until_the_section_changes(admin_sit
 
 @pytest.mark.cache
 def test_remember_computes_each_time_with_the_cache_off(settings, registry):
-    from django_sitemaps_plus.cache import remember
     from django_sitemaps_plus.location import site_context
     from django_sitemaps_plus.registry import site as sections
+    from django_sitemaps_plus.versions import remember
 
     register(Article)
     section = sections.get("articles")

@@ -33,7 +33,7 @@ from django.utils.http import http_date
 
 import django_sitemaps_plus.conf as sitemaps_conf
 from django_sitemaps_plus import cache as sitemap_cache
-from django_sitemaps_plus import register
+from django_sitemaps_plus import register, responses, versions
 from tests.testapp.models import Article
 from tests.utils import articles, at, cache_lookup, free_port, wait_for_port
 
@@ -127,7 +127,7 @@ def test_a_cold_file_after_a_save_carries_its_rows_lastmod(section, settings, ha
     get = wsgi_get if handler == "wsgi" else asgi_get
     get("/sitemap.xml")
     Article.objects.filter(pk=3).update(updated_at=at(5))
-    sitemap_cache.invalidate("articles")
+    versions.invalidate("articles")
     cold, cold_body = get("/sitemap-articles-1.xml")
     assert cold["Last-Modified"] == http_date(at(5).timestamp())
     warm, warm_body = get("/sitemap-articles-1.xml")
@@ -161,7 +161,7 @@ def test_the_first_chunk_is_made_in_the_view_s_trip_to_the_sync_thread():
             made.append(chunk)
             yield chunk
 
-    response = sitemap_cache.streaming_response(request, chunks(), "text/plain")
+    response = responses.streaming_response(request, chunks(), "text/plain")
     assert made == [b"<a>"]
 
     async def read_all() -> bytes:
@@ -619,10 +619,10 @@ def test_a_render_failing_midway_stores_nothing_and_frees_the_lock(registry, set
 def test_a_cold_request_conditional_on_the_etag_is_answered_whole(large, handler):
     get = wsgi_get if handler == "wsgi" else asgi_get
     etag = get(LARGE)[0]["ETag"]
-    sitemap_cache.invalidate("articles")  # cold again, same bytes
+    versions.invalidate("articles")  # cold again, same bytes
     again, _ = get(LARGE, HTTP_IF_NONE_MATCH=etag)
     assert again.status_code == 304
-    sitemap_cache.invalidate("articles")
+    versions.invalidate("articles")
     other, body = get(LARGE, HTTP_IF_NONE_MATCH='"other"')
     assert other.status_code == 200 and other["ETag"] == etag
     assert body.count(b"<url>") == 1500

@@ -23,7 +23,7 @@ from django.utils import timezone
 from django.utils.http import http_date
 
 import django_sitemaps_plus.conf as sitemaps_conf
-from django_sitemaps_plus import ModelSection, Section, locks, register
+from django_sitemaps_plus import ModelSection, Section, locks, register, responses, versions
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.location import SiteContext
 from django_sitemaps_plus.signals import sitemaps_invalidated
@@ -208,7 +208,7 @@ class TestHits:
         for _ in range(3):
             assert Client().get("/sitemap-counted-1.xml").status_code == 200
         assert counted.renders == 1
-        sitemap_cache.invalidate("counted")
+        versions.invalidate("counted")
         Client().get("/sitemap-counted-1.xml")
         assert counted.renders == 2
 
@@ -228,7 +228,7 @@ class TestHits:
         register(Article)
         assert Client().get("/sitemap-articles-1.xml").status_code == 404
         articles(1)
-        sitemap_cache.invalidate()
+        versions.invalidate()
         assert Client().get("/sitemap-articles-1.xml").status_code == 200
 
     def test_disabled_cache_renders_every_time(self, settings, counted):
@@ -397,9 +397,9 @@ class TestInvalidation:
             assert len(callbacks) == 1
             assert sent == []  # nothing committed yet
             cache = sitemaps_conf.get_cache()
-            token = cache.get(sitemap_cache._version_key("articles"))
+            token = cache.get(versions.version_key("articles"))
             callbacks[0]()
-            assert cache.get(sitemap_cache._version_key("articles")) != token
+            assert cache.get(versions.version_key("articles")) != token
             assert sent == [{"sender": None, "sections": ["articles"]}]
 
     def test_invalidated_signal_once_per_transaction_after_commit(
@@ -417,8 +417,8 @@ class TestInvalidation:
                 # ...yet this transaction's own reads see its change at once.
                 assert b"/articles/c/" in fetch("/sitemap-articles-1.xml")[1]
             assert sent == [{"sender": None, "sections": ["articles"]}]
-            sitemap_cache.invalidate(["counted", "articles"])
-            sitemap_cache.invalidate()
+            versions.invalidate(["counted", "articles"])
+            versions.invalidate()
         assert sent[1:] == [
             {"sender": None, "sections": ["articles", "counted"]},
             {"sender": None, "sections": None},
@@ -440,7 +440,7 @@ class TestInvalidation:
         fetch("/sitemap-articles-1.xml")
         Article.objects.filter(pk=1).update(slug="bypassed")  # no signal
         assert "article-0" in fetch("/sitemap-articles-1.xml")[1].decode()
-        sitemap_cache.invalidate("articles")
+        versions.invalidate("articles")
         assert "bypassed" in fetch("/sitemap-articles-1.xml")[1].decode()
 
     def test_maximum_age_bounds_bypassing_writes_even_for_304s(self, settings, registry):
@@ -543,7 +543,7 @@ def _saved_after_its_index() -> None:
     articles(200, updated_at=at(1))
     Client().get("/sitemap.xml")
     Article.objects.filter(pk=7).update(updated_at=at(4))
-    sitemap_cache.invalidate("articles")
+    versions.invalidate("articles")
 
 
 @pytest.mark.parametrize("size", [0, 1, 16 * 1024, 100_000, 3_000_000])
@@ -555,11 +555,11 @@ def test_a_stored_body_is_decompressed_in_chunks_the_first_small(size):
     words = [b"<url><loc>https://example.com/a</loc></url>\n", b"\x00\xff", b"abc"]
     generator = random.Random(size)
     plain = b"".join(generator.choice(words) for _ in range(size))[:size]
-    stored = sitemap_cache.compress([plain])[0]
-    chunks = list(sitemap_cache._gunzip(stored))
+    stored = responses.compress([plain])[0]
+    chunks = list(responses.gunzip_chunks(stored))
     assert b"".join(chunks) == plain
     if plain:
-        assert len(chunks[0]) <= sitemap_cache.FIRST_PLAIN_CHUNK
+        assert len(chunks[0]) <= responses.FIRST_PLAIN_CHUNK
         assert all(chunks)
 
 
@@ -618,7 +618,7 @@ class TestHttp:
 
     def test_etag_is_stable_while_content_is(self, cached, counted):
         first = Client().get("/sitemap-counted-1.xml")
-        sitemap_cache.invalidate()
+        versions.invalidate()
         second = Client().get("/sitemap-counted-1.xml", HTTP_IF_NONE_MATCH=first["ETag"])
         # Re-rendered after the invalidation, but the same bytes: still a 304.
         assert counted.renders == 2
@@ -674,7 +674,7 @@ class TestHttp:
         assert listed == http_date(at(2).timestamp())
         Article.objects.get(pk=1).delete()
         Article.objects.filter(pk=3).update(updated_at=at(5))
-        sitemap_cache.invalidate("articles")
+        versions.invalidate("articles")
         real = ModelSection.range_rows
         indexed = []
 
@@ -693,7 +693,7 @@ class TestHttp:
         # Stored with the lastmod of the range it was rendered from, (2, 4]
         # (keys 3 and 4)...$
         stored = _stored_entry("/sitemap-articles-2.xml")
-        assert stored.last_modified == sitemap_cache.timestamp(at(5))
+        assert stored.last_modified == responses.timestamp(at(5))
         # ...and keyed by that range: the new layout's file 2, (3, 5], is
         # not served from it.
         _, now = fetch("/sitemap-articles-2.xml")
@@ -709,7 +709,7 @@ class TestHttp:
         assert response["Last-Modified"] == http_date(at(4).timestamp())
         # Unchanged since: a 304 from the aggregate alone.
         Article.objects.filter(pk=8).update(updated_at=at(2))
-        sitemap_cache.invalidate("articles")
+        versions.invalidate("articles")
         again = Client().get(
             "/sitemap-articles-1.xml", HTTP_IF_MODIFIED_SINCE=http_date(at(4).timestamp())
         )
@@ -773,7 +773,7 @@ class CountingCache:
 
 def test_round_trips_are_those_docs_caching_md_gives(cached, counted, monkeypatch):
     Client().get("/sitemap-counted-1.xml")  # the version tokens exist from here on
-    sitemap_cache.invalidate("counted")
+    versions.invalidate("counted")
     cache = CountingCache(sitemaps_conf.get_cache())
     monkeypatch.setattr(sitemaps_conf, "get_cache", lambda: cache)
 
@@ -793,7 +793,7 @@ def test_round_trips_are_those_docs_caching_md_gives(cached, counted, monkeypatc
     assert trips("head") == ["get_many"]
     # Stale while refresh: another process holds the lock to render the new
     # version; the previous one is served (its body read when it is sent).
-    sitemap_cache.invalidate("counted")
+    versions.invalidate("counted")
     elsewhere = locks.Lock(cache.real, cache_lookup("/sitemap-counted-1.xml").lock_key, 60)
     assert elsewhere.take()
     assert trips("get") == ["get_many", "add", "get_many"]
@@ -907,9 +907,7 @@ class TestLocking:
         bodies = holder_finishes_during(
             monkeypatch,
             counted,
-            lambda method, key: (
-                method == "get" and key.startswith(f"{sitemap_cache.KEY_PREFIX}:f:")
-            ),
+            lambda method, key: method == "get" and key.startswith(f"{versions.KEY_PREFIX}:f:"),
         )
         assert counted.renders == 1
         assert bodies[0] == bodies[1] and b"/about/" in bodies[0]
@@ -976,7 +974,7 @@ class TestFaults:
         assert response.status_code == 200
         assert len(locs(body)) == 2
         assert fetch("/sitemap.xml")[0].status_code == 200
-        sitemap_cache.invalidate()  # logged, not raised
+        versions.invalidate()  # logged, not raised
         article = Article.objects.get(pk=1)
         article.save()  # a save never breaks on the cache
 
@@ -1037,7 +1035,7 @@ class TestFaults:
 
 def test_default_cache_alias_is_used(cached, counted):
     Client().get("/sitemap-counted-1.xml")
-    assert default_cache.get(sitemap_cache._version_key(sitemap_cache.ALL)) is not None
+    assert default_cache.get(versions.version_key(versions.ALL)) is not None
 
 
 @pytest.mark.django_db(transaction=True)
@@ -1056,6 +1054,6 @@ def test_database_cache_backend(settings, counted):
     second = Client().get("/sitemap-counted-1.xml", HTTP_ACCEPT_ENCODING="gzip")
     assert first.content == second.content
     assert counted.renders == 1
-    sitemap_cache.invalidate("counted")
+    versions.invalidate("counted")
     Client().get("/sitemap-counted-1.xml")
     assert counted.renders == 2

@@ -25,8 +25,7 @@ from django.db import transaction
 from django.test import Client
 
 import django_sitemaps_plus.conf as sitemaps_conf
-from django_sitemaps_plus import ModelSection, register
-from django_sitemaps_plus import cache as sitemap_cache
+from django_sitemaps_plus import ModelSection, register, versions
 from django_sitemaps_plus.build import BuildFailed, build
 from django_sitemaps_plus.registry import site
 from tests.test_build_tasks import needs_tasks, use_backend
@@ -214,12 +213,12 @@ def test_a_changed_section_setting_makes_every_file_cold(rendered):
 def test_a_file_tells_its_tokens_from_its_key_range():
     # Blocks of two keys: file (10, 20] shows the tokens of blocks 6 to 10;
     # a file over sparse keys reads coarser ones, never more than FILE_TOKENS.
-    assert sitemap_cache.range_tokens("s", 2, 10, 20) == [f"s#2:0:{b}" for b in range(5, 10)]
-    sparse = sitemap_cache.range_tokens("s", 2, None, 10_000_000)
-    assert 0 < len(sparse) <= sitemap_cache.FILE_TOKENS
-    bumped = sitemap_cache.block_tokens("s", 2, [9_999_999])
+    assert versions.range_tokens("s", 2, 10, 20) == [f"s#2:0:{b}" for b in range(5, 10)]
+    sparse = versions.range_tokens("s", 2, None, 10_000_000)
+    assert 0 < len(sparse) <= versions.FILE_TOKENS
+    bumped = versions.block_tokens("s", 2, [9_999_999])
     assert set(sparse) & bumped
-    assert not set(sitemap_cache.range_tokens("s", 2, 10, 20)) & bumped
+    assert not set(versions.range_tokens("s", 2, 10, 20)) & bumped
 
 
 # Builds that render only what changed ---------------------------------------------

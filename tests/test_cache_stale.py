@@ -23,7 +23,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils.http import http_date
 
-from django_sitemaps_plus import Section, locks, register
+from django_sitemaps_plus import Section, locks, register, versions
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus import conf as sitemaps_conf
 from tests.testapp.models import Article
@@ -222,7 +222,7 @@ def pages(settings, registry) -> Iterator[type[Pages]]:
 def _change(pages: type[Pages]) -> None:
     """What a save does: new content, and the section's token bumped."""
     pages.paths = ["/a/", "/b/"]
-    sitemap_cache.invalidate("pages")
+    versions.invalidate("pages")
 
 
 @contextmanager

@@ -20,7 +20,15 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from django_sitemaps_plus import ModelSection, blocks, kept_figures, layout, quiet, register
+from django_sitemaps_plus import (
+    ModelSection,
+    blocks,
+    kept_figures,
+    layout,
+    quiet,
+    register,
+    versions,
+)
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.build import build
 from django_sitemaps_plus.conf import get_cache
@@ -257,10 +265,10 @@ def test_with_the_cache_down_every_block_is_read(read_blocks, settings):
 def test_moved_blocks_are_found_a_level_at_a_time(settings, monkeypatch):
     settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
     # Within the 300 entries of the tests' local-memory cache.
-    sitemap_cache.bump_tokens(sitemap_cache.block_tokens("s", 1, range(1, 200)))
-    kept = sitemap_cache.moved_blocks("s", 1, 200, None)[1]  # block 200's made
-    assert sitemap_cache.moved_blocks("s", 1, 200, kept)[0] == set()
-    sitemap_cache.bump_tokens(sitemap_cache.block_tokens("s", 1, [10, 150, 300]))
+    versions.bump_tokens(versions.block_tokens("s", 1, range(1, 200)))
+    kept = versions.moved_blocks("s", 1, 200, None)[1]  # block 200's made
+    assert versions.moved_blocks("s", 1, 200, kept)[0] == set()
+    versions.bump_tokens(versions.block_tokens("s", 1, [10, 150, 300]))
     calls: list[str] = []
     real = quiet.call
 
@@ -270,7 +278,7 @@ def test_moved_blocks_are_found_a_level_at_a_time(settings, monkeypatch):
 
     monkeypatch.setattr(sitemap_cache.quiet, "call", counted)
     # 300 is past the last block compared (the caller reads such blocks).
-    assert sitemap_cache.moved_blocks("s", 1, 200, kept)[0] == {10, 150}
+    assert versions.moved_blocks("s", 1, 200, kept)[0] == {10, 150}
     # The four groups of 64 blocks covering 200, then the 64 blocks of each
     # moved group: two calls, not one per block.
     assert calls == ["get_many 4", "get_many 128"]
@@ -281,7 +289,7 @@ def test_a_save_whose_tokens_were_evicted_still_shows(read_blocks):
     index()
     read_blocks.clear()
     save(13, 9)  # block 7
-    keys = sitemap_cache.token_keys(sitemap_cache.block_tokens("articles", 2, [13]))
+    keys = versions.token_keys(versions.block_tokens("articles", 2, [13]))
     get_cache().delete_many(keys)  # every level, the top's too
     body = index()
     assert read_blocks == [[7]]

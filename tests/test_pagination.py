@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import given
 from hypothesis import strategies as st
 
-from django_sitemaps_plus import ModelSection, Section, pagination, protocol, register
+from django_sitemaps_plus import ModelSection, Section, pagination, protocol, register, versions
 from django_sitemaps_plus.extensions import Images
 from django_sitemaps_plus.location import SiteContext
 from tests.testapp.models import Article
@@ -436,10 +436,8 @@ def test_a_file_after_its_index_needs_no_figures_query_until_a_save(registry, se
 
     from django.utils.http import http_date
 
-    from django_sitemaps_plus import cache as sitemap_cache
-
     settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "CACHE": True}
-    sitemap_cache.invalidate()
+    versions.invalidate()
     when = _three_articles_then_the_index()
     with CaptureQueriesContext(connection) as rows_only:
         response, _ = fetch("/sitemap-articles-1.xml")

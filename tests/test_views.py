@@ -12,7 +12,7 @@ from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils.http import http_date
 
-from django_sitemaps_plus import Section, register
+from django_sitemaps_plus import Section, register, versions
 from tests.testapp.models import Article, Author, Comment, Event, Tag
 from tests.utils import articles, assert_schema_valid, at, fetch, lastmods, locs
 
@@ -705,14 +705,13 @@ def test_database_down_gives_503_on_every_view(registry, monkeypatch, url, metho
 def test_a_cache_miss_with_the_freshness_check_queries_once(
     settings, registry, django_assert_num_queries, url, limit, queries
 ):
-    from django_sitemaps_plus import cache as sitemap_cache
 
     settings.SITEMAPS_PLUS = {
         "BASE_URL": "https://example.com",
         "CACHE": True,
         "CACHE_FRESHNESS_CHECK": True,
     }
-    sitemap_cache.invalidate()
+    versions.invalidate()
     register(Article, lastmod_fields=["updated_at"], limit=limit)
     articles(5, updated_at=at(1))
     # The fingerprint (checked on a hit) is what prepare() computes: not run twice.

@@ -10,6 +10,7 @@ import pytest
 from cms.models import ACCESS_PAGE_AND_DESCENDANTS, PagePermission
 from django.contrib.auth.models import Group
 
+from django_sitemaps_plus import versions
 from django_sitemaps_plus.contrib.djangocms.models import PageSitemapSettings
 from tests.cms_djangocms.conftest import CMS, entries, locs, set_published_at
 from tests.utils import assert_schema_valid, fetch
@@ -244,12 +245,11 @@ class TestInvalidation:
     def test_a_file_after_a_save_carries_its_pages_new_lastmod(self, cms: CMS) -> None:
         # The layout the index kept predates the change: a plain GET reads the
         # pages' lastmod after rendering them (by page key, as the layout).
-        from django_sitemaps_plus import cache as sitemap_cache
 
         about, later = _home_and_about_published_then(cms)
         fetch("/sitemap.xml")
         set_published_at(about, "en", later)
-        sitemap_cache.invalidate("pages")
+        versions.invalidate("pages")
         cold, _ = fetch("/sitemap-pages-1.xml")
         assert cold["Last-Modified"] == "Mon, 02 Feb 2026 03:04:05 GMT"
         warm, _ = fetch("/sitemap-pages-1.xml")
