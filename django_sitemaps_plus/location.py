@@ -9,6 +9,7 @@ on another host, or too long is never emitted.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -602,3 +603,27 @@ class LanguageTemplates:
             return locate
 
         return [locator(i, row[0], row[1]) for i, row in enumerate(rows)]
+
+
+@lru_cache(maxsize=256)
+def _takes_site(function: Callable[..., Any]) -> bool:
+    """Whether ``function`` (a method, unbound) accepts an argument after self."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return False
+    return any(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in parameters
+    )
+
+
+def call_with_site(method: Callable[..., Any], site: SiteContext | None) -> Any:
+    """``method(site.site)`` when the method takes the site, else ``method()``.
+    ``items(site)`` and ``get_queryset(site)`` may be overridden with or
+    without the site argument; the site object is None outside a request
+    that resolved one (and when dependencies are discovered).
+    """
+    function = getattr(method, "__func__", method)
+    if _takes_site(function):
+        return method(site.site if site is not None else None)
+    return method()

@@ -25,19 +25,16 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import inspect
 import logging
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Sized
-from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from functools import lru_cache, partial
 from itertools import islice
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
-from django.core.checks import CheckMessage, Error, Warning
-from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured, ObjectDoesNotExist
-from django.db import DatabaseError, connections, models
+from django.core.checks import CheckMessage
+from django.core.exceptions import ImproperlyConfigured, ObjectDoesNotExist
+from django.db import DatabaseError, models
 from django.db.models import Count
 from django.db.models.constants import LOOKUP_SEP
 from django.db.models.functions import Cast
@@ -50,14 +47,12 @@ from django_sitemaps_plus import (
     layout,
     names,
     pagination,
-    protocol,
     reads,
     render,
 )
-from django_sitemaps_plus.conf import SETTINGS, conf
-from django_sitemaps_plus.extensions.base import Extension, loc_budget, undeclared_hook
+from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.extensions.base import Extension, loc_budget
 from django_sitemaps_plus.lastmod import (
-    LastmodFieldError,
     LastmodSpec,
     LastmodValue,
     day_of,
@@ -70,6 +65,7 @@ from django_sitemaps_plus.location import (
     SiteContext,
     absolute_location,
     absolute_paths,
+    call_with_site,
 )
 from django_sitemaps_plus.reads import (
     BATCH_ROWS,
@@ -77,6 +73,7 @@ from django_sitemaps_plus.reads import (
     streaming_reads,
 )
 from django_sitemaps_plus.render import EntryWriter, Row
+from django_sitemaps_plus.section_checks import ModelSectionChecks, SectionChecks
 
 if TYPE_CHECKING:
     pass
@@ -163,63 +160,6 @@ def _urls_rendered(page: PageInfo) -> bool:
     """Whether ``page``'s URL count is of rendered entries (its layout
     measured them), not of rows that might give none."""
     return isinstance(page.prepared, pagination.Span) and page.prepared.rendered
-
-
-@lru_cache(maxsize=256)
-def _takes_site(function: Callable[..., Any]) -> bool:
-    """Whether ``function`` (a method, unbound) accepts an argument after self."""
-    try:
-        parameters = list(inspect.signature(function).parameters.values())[1:]
-    except (TypeError, ValueError):
-        return False
-    return any(
-        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in parameters
-    )
-
-
-def call_with_site(method: Callable[..., Any], site: SiteContext | None) -> Any:
-    """``method(site.site)`` when the method takes the site, else ``method()``.
-    ``items(site)`` and ``get_queryset(site)`` may be overridden with or
-    without the site argument; the site object is None outside a request
-    that resolved one (and when dependencies are discovered).
-    """
-    function = getattr(method, "__func__", method)
-    if _takes_site(function):
-        return method(site.site if site is not None else None)
-    return method()
-
-
-#: Each engine flag and the hooks whose override it declares: a hook
-#: defined while its flag is False is check W009 (``Section.check``).
-FLAG_HOOKS: dict[str, tuple[str, ...]] = {
-    "varies_per_item": ("get_changefreq", "get_priority"),
-    "has_lastmod": ("lastmod",),
-    "defines_own_pages": ("index_pages",),
-    "writes_own_entries": ("page_entries",),
-    "defines_own_page_info": ("page_info",),
-    "changes_with_time": ("expires_at",),
-}
-#: Items whose ``location()`` check W008 tries: the first of ``items()``.
-LOCATION_SAMPLE = 10
-
-
-class _QueryRefused(Exception):
-    """Raised by the execute wrapper of ``_queries_refused``."""
-
-
-def _refuse_query(*args: Any) -> Any:
-    raise _QueryRefused
-
-
-@contextmanager
-def _queries_refused() -> Iterator[None]:
-    """Every query on every connection raises ``_QueryRefused`` in the block:
-    system checks run before ``migrate`` (the tables may not exist yet) and
-    must not query."""
-    with ExitStack() as stack:
-        for connection in connections.all():
-            stack.enter_context(connection.execute_wrapper(_refuse_query))
-        yield
 
 
 class Section:
@@ -309,148 +249,14 @@ class Section:
 
     # System checks (``manage.py check``; ids in docs/checks.md) ---------------
 
+    #: What ``check()`` asks (``section_checks``), as ``ModelAdmin.checks_class``.
+    checks_class: ClassVar[type[SectionChecks]] = SectionChecks
+
     def check(self) -> list[CheckMessage]:
         """This section's system check messages, as ``ModelAdmin.check()``
-        (``checks.check_sections`` asks each registered section): its options,
-        then what a sample of ``items()`` says. No query is run."""
-        items = partial(call_with_site, self.items, None)
-        return [
-            *self._check_options(),
-            *self._unordered_warning(items),
-            *self._location_warning(items, self.location),
-        ]
-
-    def _check_label(self) -> str:
-        return f"Sitemap section {self.get_name()!r}"
-
-    def _check_options(self) -> list[CheckMessage]:
-        """The name (E005), limits (E004, E009), changefreq and priority
-        (E008), each extension's own checks (E101-E139) and the flags (W009)."""
-        label = self._check_label()
-        errors: list[CheckMessage] = []
-        if not names.SECTION_NAME_RE.fullmatch(self.get_name()):
-            errors.append(
-                Error(
-                    f"{label}: the name must be a lowercase slug (it is used in file names).",
-                    hint="Set name = 'articles' (letters, digits, '-' and '_').",
-                    obj=self,
-                    id="sitemaps_plus.E005",
-                )
-            )
-        if self.limit is not None:
-            errors.extend(SETTINGS["LIMIT"].errors(f"{label}: limit", self.limit))
-        if self.max_loc_length is not None:
-            where = f"{label}: max_loc_length"
-            errors.extend(SETTINGS["MAX_LOC_LENGTH"].errors(where, self.max_loc_length))
-        if self.changefreq is not None and self.changefreq not in protocol.CHANGEFREQ_VALUES:
-            errors.append(
-                Error(
-                    f"{label}: changefreq {self.changefreq!r} is not a protocol value.",
-                    hint="One of: " + ", ".join(sorted(protocol.CHANGEFREQ_VALUES)) + ".",
-                    obj=self,
-                    id="sitemaps_plus.E008",
-                )
-            )
-        if self.priority is not None and not (
-            protocol.MIN_PRIORITY <= float(self.priority) <= protocol.MAX_PRIORITY
-        ):
-            errors.append(
-                Error(
-                    f"{label}: priority {self.priority!r} is outside 0.0 to 1.0.",
-                    obj=self,
-                    id="sitemaps_plus.E008",
-                )
-            )
-        for extension in self.extensions:
-            errors.extend(extension.check(self))
-        return errors + self._undeclared_flag_warnings()
-
-    def _undeclared_flag_warnings(self) -> list[CheckMessage]:
-        """W009: a hook overridden (or given as an option) while its flag
-        stays False: the engine asks the flag, so the hook may not be called."""
-        found = [
-            (type(self).__qualname__, hook, flag)
-            for flag, hooks in FLAG_HOOKS.items()
-            if not getattr(self, flag) and (hook := undeclared_hook(self, flag, hooks))
-        ]
-        found += [
-            (f"extension {type(extension).__qualname__}", "versions", "gives_versions")
-            for extension in self.extensions
-            if not extension.gives_versions
-            and undeclared_hook(extension, "gives_versions", ("versions",))
-        ]
-        return [
-            Warning(
-                f"{self._check_label()}: {owner} defines {hook}() but leaves {flag} False; "
-                f"the engine asks {flag}, not which methods are defined, so {hook}() may "
-                "not be called.",
-                hint=f"Set {flag} = True beside {hook}() (or {flag} = False to say it is "
-                "not needed): docs/sections.md, 'What the engine asks a section'.",
-                obj=self,
-                id="sitemaps_plus.W009",
-            )
-            for owner, hook, flag in found
-        ]
-
-    def _unordered_warning(self, items_method: Callable[[], Any]) -> list[CheckMessage]:
-        """W001: ``items()`` returns an unordered QuerySet. An ``items()`` that
-        queries (``list(...)``, a count) is not inspected: its query is
-        refused before it reaches the database."""
-        with _queries_refused():
-            try:
-                items = items_method()
-            except (_QueryRefused, DatabaseError):
-                return []
-        if isinstance(items, models.QuerySet) and not items.ordered:
-            return [
-                Warning(
-                    f"{self._check_label()}: items() returns an unordered queryset, so its "
-                    "pages may overlap or skip rows between requests.",
-                    hint="Add .order_by('pk') (or another unique ordering) to items().",
-                    id="sitemaps_plus.W001",
-                )
-            ]
-        return []
-
-    def _location_warning(
-        self, items_method: Callable[[], Any], locate: Callable[[Any], Any]
-    ) -> list[CheckMessage]:
-        """W008: ``location()`` raised for every item of a sample (the first
-        ``LOCATION_SAMPLE`` of ``items()``), so the section's files would list
-        no URL: the index leaves them out (``listed_pages``), and the site
-        owner should know. Only items that come without a query (a list of URL
-        names or paths) are sampled; a location that queries is not judged."""
-        failures: list[str] = []
-        with _queries_refused():
-            try:
-                items = items_method()
-                if isinstance(items, models.QuerySet):
-                    return []
-                sample = list(islice(items, LOCATION_SAMPLE))
-                for item in sample:
-                    try:
-                        locate(item)
-                    except (_QueryRefused, DatabaseError):
-                        return []
-                    except Exception as exc:
-                        failures.append(f"{item!r} ({type(exc).__name__}: {exc})")
-                    else:
-                        return []
-            except Exception:  # items() queried or failed: not this check's to judge
-                return []
-        if not failures:
-            return []
-        shown = "; ".join(failures[:3]) + ("; ..." if len(failures) > 3 else "")
-        return [
-            Warning(
-                f"{self._check_label()}: location() failed for each of the first "
-                f"{len(failures)} items of items(): {shown}. Its files would list no URL, "
-                "so the index leaves them out (and an error is logged when it does).",
-                hint="Fix location() or get_absolute_url(), or the URL names items() "
-                "lists: each must be a URL name of this project's URLconf (or a path).",
-                id="sitemaps_plus.W008",
-            )
-        ]
+        (``checks.check_sections`` asks each registered section): those of
+        ``checks_class``. Override to add a section's own; no query may run."""
+        return self.checks_class().check(self)
 
     # Sizing -------------------------------------------------------------------
 
@@ -1006,99 +812,23 @@ class ModelSection(Section):
         (default: ``items_per_file()``, for sections paged by fixed ranges)."""
         return blocks.bounds(*blocks.block_bounds(number, width or self.items_per_file()))
 
-    def _check_integer_pk(self) -> None:
+    #: E001, E002, E006, E007 beside the options' checks (``section_checks``).
+    checks_class: ClassVar[type[SectionChecks]] = ModelSectionChecks
+
+    def defines_location(self) -> bool:
+        """Whether the class defines its own ``location()`` (else rows are
+        located by ``url_name`` or the model's ``get_absolute_url()``)."""
+        return type(self).location is not ModelSection.location
+
+    def require_integer_pk(self) -> None:
+        """Raise ``ImproperlyConfigured`` unless the model's primary key is an
+        integer: files are key ranges (check E006 says so at startup)."""
         pk = self.get_model()._meta.pk
         if not isinstance(pk, models.IntegerField):
             raise ImproperlyConfigured(
                 f"Sitemap section {self.get_name()!r}: keyset pagination needs an integer "
                 f"primary key; {self.get_model()._meta.label}.pk is a {type(pk).__name__}."
             )
-
-    def check(self) -> list[CheckMessage]:
-        """The options' checks (``Section._check_options``), then the model's:
-        lastmod fields (E001), an integer key (E006), a location (E002, E007)."""
-        label = self._check_label()
-        errors = self._check_options()
-        model = self.get_model()
-        try:
-            LastmodSpec(model, self.lastmod_fields, self.lastmod_fallbacks)
-        except LastmodFieldError as exc:
-            errors.append(
-                Error(
-                    f"{label}: {exc}.",
-                    hint="lastmod_fields names DateField/DateTimeField paths, e.g. "
-                    "'updated_at' or 'comments__created_at'; lastmod_fallbacks maps one of "
-                    "them (an own field) to own fields of the same kind.",
-                    obj=self,
-                    id="sitemaps_plus.E001",
-                )
-            )
-        try:
-            self._check_integer_pk()
-        except ImproperlyConfigured as exc:
-            errors.append(
-                Error(
-                    str(exc),
-                    hint="Register a Section (or a contrib Sitemap) for this model instead.",
-                    obj=self,
-                    id="sitemaps_plus.E006",
-                )
-            )
-        if self.url_name:
-            errors.extend(self._url_name_errors())
-        elif type(self).location is ModelSection.location and not hasattr(
-            model, "get_absolute_url"
-        ):
-            errors.append(
-                Error(
-                    f"{label}: {model._meta.label} has no get_absolute_url() and the section "
-                    "defines neither location() nor url_name.",
-                    hint="Add get_absolute_url() to the model, or set url_name and url_kwargs.",
-                    obj=self,
-                    id="sitemaps_plus.E002",
-                )
-            )
-        return errors
-
-    def _url_name_errors(self) -> list[CheckMessage]:
-        """E007: ``url_kwargs`` names fields of the model, and ``url_name``
-        reverses with them."""
-        label = self._check_label()
-        model = self.get_model()
-        errors: list[CheckMessage] = []
-        for kwarg, field_name in self.url_kwargs.items():
-            try:
-                model._meta.get_field(field_name)
-            except FieldDoesNotExist:
-                errors.append(
-                    Error(
-                        f"{label}: url_kwargs[{kwarg!r}] names {field_name!r}, which is not "
-                        f"a field of {model._meta.label}.",
-                        obj=self,
-                        id="sitemaps_plus.E007",
-                    )
-                )
-        if errors:
-            return errors
-        try:
-            template = self.location_template()
-            if template is not None and not template.fast:
-                # No probe value reversed: the name may not exist at all.
-                try:
-                    reverse(str(self.url_name), kwargs=dict.fromkeys(self.url_kwargs, "1"))
-                except NoReverseMatch as missing:
-                    if "not found" in str(missing):
-                        raise
-        except NoReverseMatch as exc:
-            errors.append(
-                Error(
-                    f"{label}: url_name {self.url_name!r} does not reverse with kwargs "
-                    f"{sorted(self.url_kwargs)}: {exc}",
-                    obj=self,
-                    id="sitemaps_plus.E007",
-                )
-            )
-        return errors
 
     def block_width(self) -> int:
         """Keys per block of the layout: a block holds at most
@@ -1156,7 +886,7 @@ class ModelSection(Section):
     def last_block(self, site: SiteContext, width: int) -> int:
         """The key block of the section's largest key (0: no rows): one
         index lookup, before the tokens and figures of its blocks are read."""
-        self._check_integer_pk()
+        self.require_integer_pk()
         return blocks.last_block(self.site_queryset(site), width)
 
     def block_figures(

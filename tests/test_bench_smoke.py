@@ -243,9 +243,9 @@ def test_bench_build_enqueues_on_real_rq_workers(tmp_path: Path) -> None:
     ``rqworker`` processes build the 4 files of the enqueued build and the
     last writes the index; the run's cache keys and queue are removed from
     Redis afterwards."""
-    from tests.test_build_worker import REDIS_URL, _require_worker_stack
+    from tests.test_build_worker import REDIS_URL, require_worker_stack
 
-    redis = _require_worker_stack()
+    redis = require_worker_stack()
     result = _bench_result(
         tmp_path,
         "bench.bench_build",

@@ -10,7 +10,7 @@ import inspect
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from django.core.checks import CheckMessage
 from django.db import models
@@ -19,6 +19,7 @@ from django_sitemaps_plus import names, protocol, xml
 from django_sitemaps_plus.extensions.hreflang import XHTML_PREFIX, alternate_link
 from django_sitemaps_plus.lastmod import format_w3c, latest_of_all
 from django_sitemaps_plus.location import SiteContext, absolute_location
+from django_sitemaps_plus.section_checks import SectionChecks
 from django_sitemaps_plus.sections import PageInfo, Section
 
 if TYPE_CHECKING:
@@ -89,6 +90,21 @@ def _contrib_site(site: SiteContext) -> Any:
     return _ContribSite(site)
 
 
+class ContribSectionChecks(SectionChecks):
+    """The options' checks, then what the sitemap's items say (W001, W008)."""
+
+    def check(self, section: Section) -> list[CheckMessage]:
+        sitemap = cast(ContribSection, section).sitemap
+        # Contrib's own calls: (item, language) pairs when i18n is on.
+        items = getattr(sitemap, "_items", sitemap.items)
+        locate = getattr(sitemap, "_location", sitemap.location)
+        return [
+            *self.options(section),
+            *self.unordered(section, sitemap.items),
+            *self.locations(section, items, locate),
+        ]
+
+
 class ContribSection(Section):
     """An unchanged ``django.contrib.sitemaps.Sitemap``, served by this app.
     Pages follow the sitemap's own paginator (``limit``); locations, lastmod,
@@ -96,6 +112,8 @@ class ContribSection(Section):
     Unlike contrib, each file's lastmod in the index is the latest of that
     file's URLs (which costs a pass over the items when ``lastmod`` is set).
     """
+
+    checks_class: ClassVar[type[SectionChecks]] = ContribSectionChecks
 
     XHTML_PREFIX: ClassVar[str] = XHTML_PREFIX
     #: Pages follow the sitemap's paginator; entries come from its ``get_urls()``.
@@ -162,18 +180,6 @@ class ContribSection(Section):
         if protocol and protocol != site.scheme:
             return SiteContext(f"{protocol}://{site.netloc}", site.site, site.request)
         return site
-
-    def check(self) -> list[CheckMessage]:
-        """The options' checks, then what the sitemap's items say (W001, W008)."""
-        sitemap = self.sitemap
-        # Contrib's own calls: (item, language) pairs when i18n is on.
-        items = getattr(sitemap, "_items", sitemap.items)
-        locate = getattr(sitemap, "_location", sitemap.location)
-        return [
-            *self._check_options(),
-            *self._unordered_warning(sitemap.items),
-            *self._location_warning(items, locate),
-        ]
 
     def get_limit(self) -> int:
         return min(int(self.sitemap.limit), protocol.MAX_URLS_PER_FILE)
