@@ -807,11 +807,6 @@ class ModelSection(Section):
             self._template = LocationTemplate(self.url_name, self.url_kwargs)
         return self._template
 
-    def _pk_range(self, number: int, width: int | None = None) -> dict[str, int]:
-        """Filters for the keys of range ``number``, ``width`` keys wide
-        (default: ``items_per_file()``, for sections paged by fixed ranges)."""
-        return blocks.bounds(*blocks.block_bounds(number, width or self.items_per_file()))
-
     #: E001, E002, E006, E007 beside the options' checks (``section_checks``).
     checks_class: ClassVar[type[SectionChecks]] = ModelSectionChecks
 
