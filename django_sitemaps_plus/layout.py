@@ -392,6 +392,18 @@ def measured_units(
     rendered here, on a request's path; ``measure_blocks`` measures, off it."""
     kept = _kept_pieces(section, figures, width, site)
     missing = {block: f for block, f in figures.items() if block not in kept.known}
+    if missing:
+        # Smaller files than its rows need until a command measures them: say
+        # how to get full files, where the site's operator looks.
+        logger.info(
+            "Sitemap section %r: %s of %s key blocks are not measured yet, so their files "
+            "are sized by the worst case (fewer URLs per file); run manage.py "
+            "measure_sitemaps (or build_sitemaps) after deploys or from cron to fill "
+            "files toward 50,000 URLs.",
+            section.get_name(),
+            len(missing),
+            len(figures),
+        )
     worst = section.worst_entry_bytes()
     units = [unit for pieces in kept.known.values() for unit in pieces]
     units += bounded_units(section, missing, width, site, lambda f: worst)

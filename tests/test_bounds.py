@@ -214,24 +214,33 @@ def test_extremely_long_slugs_give_smaller_files_within_the_limits(registry, mon
 # Sized by measure: off the request path ----------------------------------------------
 
 
-def test_an_index_never_measures_and_measure_sitemaps_fills_the_files(registry, monkeypatch):
+def test_an_index_never_measures_and_measure_sitemaps_fills_the_files(
+    registry, monkeypatch, caplog
+):
     """A ``get_absolute_url()`` section: the index sizes its unmeasured blocks
-    by the worst case (more, smaller files, every row listed); the command
-    measures them, and the next index packs them by their real bytes."""
+    by the worst case (more, smaller files, every row listed) and says how to
+    fill them; the command measures them, and the next index packs them by
+    their real bytes."""
     monkeypatch.setattr(protocol, "MAX_FILE_BYTES", 200_000)
     section = Located(limit=50)  # blocks of ten keys
     register(section)
     bulk_articles(1_000)
     calls = measuring(monkeypatch)
-    worst_case = all_files(fetch("/sitemap.xml")[1])
+    with caplog.at_level("INFO", logger="django_sitemaps_plus"):
+        worst_case = all_files(fetch("/sitemap.xml")[1])
     assert calls == []
+    assert "100 of 100 key blocks are not measured yet" in caplog.text
+    assert "manage.py measure_sitemaps" in caplog.text
+    caplog.clear()
     expected = [f"{BASE}/articles/{i:08d}/" for i in range(1, 1_001)]
     assert assert_within_limits(worst_case) == expected
     call_command("measure_sitemaps", verbosity=0)
     assert calls  # the blocks, rendered by the command
     calls.clear()
-    measured = all_files(fetch("/sitemap.xml")[1])
+    with caplog.at_level("INFO", logger="django_sitemaps_plus"):
+        measured = all_files(fetch("/sitemap.xml")[1])
     assert calls == []
+    assert "not measured yet" not in caplog.text
     assert assert_within_limits(measured) == expected
     assert len(measured) < len(worst_case)
     # Measured already: the command renders nothing more.
