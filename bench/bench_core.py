@@ -828,7 +828,7 @@ def main(argv: list[str] | None = None) -> int:
         section = site.get(name)
         assert section is not None
         # Files as full as contrib's: the first holds the limit (or every row).
-        from django_sitemaps_plus.location import SiteContext
+        from django_sitemaps_plus.sites import SiteContext
 
         listed = section.site_queryset(None).count()  # type: ignore[attr-defined]
         files = section.index_pages(SiteContext("http://testserver"))

@@ -232,8 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     urls_per_page = args.rows * len(LANGUAGES)
     register(urls_per_page)
 
-    from django_sitemaps_plus.location import site_context
     from django_sitemaps_plus.registry import site
+    from django_sitemaps_plus.sites import site_context
 
     # The index lays each section out (measuring its entries; the layout is
     # kept in the cache, as in any deployment): one file each.

@@ -24,8 +24,8 @@ SECTION = "articles"
 def measure(repeat: int) -> list[tuple[str, float]]:
     from django.conf import settings
 
-    from django_sitemaps_plus.location import site_context
     from django_sitemaps_plus.registry import site as registry
+    from django_sitemaps_plus.sites import site_context
 
     section = registry.get(SECTION)
     assert section is not None

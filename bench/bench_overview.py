@@ -31,8 +31,8 @@ def measure(repeat: int) -> list[tuple[str, float, int]]:
     from django.test.utils import CaptureQueriesContext, override_settings
 
     from django_sitemaps_plus import overview
-    from django_sitemaps_plus.location import site_context
     from django_sitemaps_plus.registry import site as registry
+    from django_sitemaps_plus.sites import site_context
 
     site = site_context(None)
     request = RequestFactory().get("/admin/django_sitemaps_plus/sitemapoverview/")

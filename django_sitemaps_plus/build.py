@@ -75,11 +75,12 @@ from django.urls import NoReverseMatch, reverse
 from django_sitemaps_plus import layout, locks, names, pagination, protocol, quiet, workers, xml
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
-from django_sitemaps_plus.location import SiteContext, site_context, to_uri
+from django_sitemaps_plus.location import to_uri
 from django_sitemaps_plus.registry import site as registry
 from django_sitemaps_plus.responses import Measured, gzip_chunks
 from django_sitemaps_plus.sections import ModelSection, PageInfo
 from django_sitemaps_plus.signals import sitemaps_built
+from django_sitemaps_plus.sites import SiteContext, site_context
 from django_sitemaps_plus.storage import (
     COPY_CHUNK,
     get_build_storage,

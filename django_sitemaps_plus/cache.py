@@ -90,8 +90,8 @@ from django_sitemaps_plus.versions import (
 )
 
 if TYPE_CHECKING:
-    from django_sitemaps_plus.location import SiteContext
     from django_sitemaps_plus.sections import Section
+    from django_sitemaps_plus.sites import SiteContext
 
 logger = logging.getLogger("django_sitemaps_plus")
 

@@ -17,8 +17,8 @@ from django.apps import apps
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 
 from django_sitemaps_plus.conf import DEFAULTS, SETTINGS, conf
-from django_sitemaps_plus.location import app_resolver_path
 from django_sitemaps_plus.registry import site
+from django_sitemaps_plus.sites import app_resolver_path
 
 ID = "sitemaps_plus"
 

@@ -190,7 +190,7 @@ class Settings:
         "{where} = {problem}.",
         hint="Use a scheme and host only, e.g. 'https://example.com'.",
     )
-    # Dotted path to a callable(request or None) -> location.SiteContext: the
+    # Dotted path to a callable(request or None) -> sites.SiteContext: the
     # base URL and site object of each request. None: the one an installed
     # integration names (the Wagtail app's), else BASE_URL, the Sites
     # framework, then the request (docs/sites.md).
@@ -200,7 +200,7 @@ class Settings:
         _dotted_callable,
         "sitemaps_plus.E016",
         hint="The dotted path of a callable(request or None) returning a "
-        "django_sitemaps_plus.location.SiteContext, or None.",
+        "django_sitemaps_plus.sites.SiteContext, or None.",
     )
     # Scheme used with the Sites framework (which stores no scheme).
     PROTOCOL = Setting("https", str)

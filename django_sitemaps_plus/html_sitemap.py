@@ -31,9 +31,9 @@ from django.utils.safestring import SafeString
 
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c, latest
-from django_sitemaps_plus.location import SiteContext, site_context
 from django_sitemaps_plus.registry import site as registry
 from django_sitemaps_plus.sections import LastmodValue, PageInfo, Section
+from django_sitemaps_plus.sites import SiteContext, site_context
 
 #: The app namespace of ``html_urls``.
 APP_NAME = "sitemaps_plus_html"

@@ -38,10 +38,11 @@ from django.utils import timezone
 
 from django_sitemaps_plus import http, locks, protocol, quiet
 from django_sitemaps_plus.conf import conf
-from django_sitemaps_plus.location import absolute_location, site_context
+from django_sitemaps_plus.location import absolute_location
 from django_sitemaps_plus.registry import site
 from django_sitemaps_plus.sections import ModelSection
 from django_sitemaps_plus.signals import indexnow_queued
+from django_sitemaps_plus.sites import site_context
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.sections import ModelSection

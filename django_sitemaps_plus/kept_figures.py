@@ -44,8 +44,8 @@ from django_sitemaps_plus import blocks, layout, pagination, quiet, versions
 from django_sitemaps_plus.conf import conf
 
 if TYPE_CHECKING:
-    from django_sitemaps_plus.location import SiteContext
     from django_sitemaps_plus.sections import ModelSection
+    from django_sitemaps_plus.sites import SiteContext
 
 #: Where the token every save of a section bumps stands.
 TOP: versions.TokenPlace = (versions.BLOCK_LEVELS - 1, 0)

@@ -42,8 +42,8 @@ from django_sitemaps_plus.reads import BATCH_ROWS
 if TYPE_CHECKING:
     from django.core.cache import BaseCache
 
-    from django_sitemaps_plus.location import SiteContext
     from django_sitemaps_plus.sections import ModelSection, Section
+    from django_sitemaps_plus.sites import SiteContext
 
 logger = logging.getLogger("django_sitemaps_plus")
 

@@ -24,9 +24,10 @@ from django.urls import NoReverseMatch
 from django_sitemaps_plus.lastmod import format_w3c
 
 if TYPE_CHECKING:
-    from django_sitemaps_plus.location import LocationTemplate, SiteContext
+    from django_sitemaps_plus.location import LocationTemplate
     from django_sitemaps_plus.render import Row
     from django_sitemaps_plus.sections import ModelSection
+    from django_sitemaps_plus.sites import SiteContext
 
 #: Rows fetched per database round trip, and per extension ``fetch``.
 BATCH_ROWS = 2_000

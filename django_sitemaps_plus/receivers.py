@@ -39,9 +39,9 @@ from django.db.models.signals import m2m_changed, post_delete, post_save, pre_sa
 from django_sitemaps_plus import indexnow, quiet, registry
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
-from django_sitemaps_plus.location import call_with_site
 from django_sitemaps_plus.sections import ModelSection
 from django_sitemaps_plus.signals import sitemaps_invalidated
+from django_sitemaps_plus.sites import call_with_site
 from django_sitemaps_plus.versions import block_tokens, bump_tokens, files_token, invalidate
 
 logger = logging.getLogger("django_sitemaps_plus")

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, cast
 from django_sitemaps_plus import protocol, xml
 
 if TYPE_CHECKING:
-    from django_sitemaps_plus.location import SiteContext
     from django_sitemaps_plus.sections import Section
+    from django_sitemaps_plus.sites import SiteContext
 
 #: One item of a page as the engine renders it: the item (a primary key on
 #: ModelSection's fast path), its absolute URL (None: not listable), its

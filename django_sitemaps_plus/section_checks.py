@@ -27,7 +27,7 @@ from django_sitemaps_plus import names, protocol
 from django_sitemaps_plus.conf import SETTINGS
 from django_sitemaps_plus.extensions.base import undeclared_hook
 from django_sitemaps_plus.lastmod import LastmodFieldError, LastmodSpec
-from django_sitemaps_plus.location import call_with_site
+from django_sitemaps_plus.sites import call_with_site
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.sections import ModelSection, Section

@@ -62,10 +62,8 @@ from django_sitemaps_plus.lastmod import (
 from django_sitemaps_plus.location import (
     LanguageTemplates,
     LocationTemplate,
-    SiteContext,
     absolute_location,
     absolute_paths,
-    call_with_site,
 )
 from django_sitemaps_plus.reads import (
     BATCH_ROWS,
@@ -74,6 +72,7 @@ from django_sitemaps_plus.reads import (
 )
 from django_sitemaps_plus.render import EntryWriter, Row
 from django_sitemaps_plus.section_checks import ModelSectionChecks, SectionChecks
+from django_sitemaps_plus.sites import SiteContext, call_with_site
 
 if TYPE_CHECKING:
     pass

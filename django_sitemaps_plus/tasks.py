@@ -37,7 +37,7 @@ from django_sitemaps_plus.build import (
 )
 from django_sitemaps_plus.conf import conf, get_cache
 from django_sitemaps_plus.enqueued import finish_enqueued, run_enqueued_job
-from django_sitemaps_plus.location import SiteContext, site_context
+from django_sitemaps_plus.sites import SiteContext, site_context
 from django_sitemaps_plus.storage import get_build_storage
 
 #: The task queues an enqueued build can go to.

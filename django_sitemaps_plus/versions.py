@@ -28,8 +28,8 @@ from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.signals import sitemaps_invalidated
 
 if TYPE_CHECKING:
-    from django_sitemaps_plus.location import SiteContext
     from django_sitemaps_plus.sections import Section
+    from django_sitemaps_plus.sites import SiteContext
 
 T = TypeVar("T")
 

@@ -30,7 +30,7 @@ from django.core.files.storage import InMemoryStorage, Storage
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.build import BuildPlan, FileJob
-    from django_sitemaps_plus.location import SiteContext
+    from django_sitemaps_plus.sites import SiteContext
 
     #: ``build.run_job``: one job's files and record, in this process.
     RunJob = Callable[

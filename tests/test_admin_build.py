@@ -23,7 +23,7 @@ from django_sitemaps_plus.build import (
     make_plan,
 )
 from django_sitemaps_plus.conf import get_cache
-from django_sitemaps_plus.location import site_context
+from django_sitemaps_plus.sites import site_context
 from django_sitemaps_plus.storage import get_build_storage
 from tests import test_admin_overview
 from tests.test_admin_overview import OVERVIEW, _staff

@@ -196,8 +196,8 @@ def test_the_undated_share_counts_urls_not_files(settings, registry):
 @pytest.mark.parametrize("kind", ["own", "related", "hreflang", "none"])
 def test_model_section_counts_in_sql_equal_what_the_files_hold(registry, kind, settings):
     """The one grouped query agrees with reading every file (the generic way)."""
-    from django_sitemaps_plus.location import site_context
     from django_sitemaps_plus.sections import Section
+    from django_sitemaps_plus.sites import site_context
     from tests.testapp.models import Comment
 
     options: dict = {"lastmod_fields": ["updated_at"], "limit": 4}
@@ -231,7 +231,7 @@ def test_a_section_writing_its_own_entries_is_counted_from_its_files(registry):
     # Its files are not its rows (here: every other row left out), so the
     # counts are read from the files, not grouped from the rows in SQL.
     from django_sitemaps_plus import ModelSection
-    from django_sitemaps_plus.location import site_context
+    from django_sitemaps_plus.sites import site_context
 
     class EveryOther(ModelSection):
         writes_own_entries = True
@@ -646,8 +646,8 @@ def test_the_overview_figures_are_remembered_until_the_section_changes(admin_sit
 
 @pytest.mark.cache
 def test_remember_computes_each_time_with_the_cache_off(settings, registry):
-    from django_sitemaps_plus.location import site_context
     from django_sitemaps_plus.registry import site as sections
+    from django_sitemaps_plus.sites import site_context
     from django_sitemaps_plus.versions import remember
 
     register(Article)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from django_sitemaps_plus import ModelSection, blocks, layout, protocol, register, render
 from django_sitemaps_plus.extensions import Images
-from django_sitemaps_plus.location import SiteContext
+from django_sitemaps_plus.sites import SiteContext
 from tests.test_pagination import (
     Located,
     ShortUrls,

@@ -25,8 +25,8 @@ from django.utils.http import http_date
 import django_sitemaps_plus.conf as sitemaps_conf
 from django_sitemaps_plus import ModelSection, Section, locks, register, responses, versions
 from django_sitemaps_plus import cache as sitemap_cache
-from django_sitemaps_plus.location import SiteContext
 from django_sitemaps_plus.signals import sitemaps_invalidated
+from django_sitemaps_plus.sites import SiteContext
 from tests.testapp.models import Article, Comment, Tag
 from tests.utils import articles, at, cache_lookup, fetch, locs
 

@@ -284,7 +284,7 @@ def test_a_build_after_an_update_renders_its_file_once_invalidated(rendered, bui
 
 def test_a_file_range_evicted_alone_is_kept_again(rendered):
     from django_sitemaps_plus import layout
-    from django_sitemaps_plus.location import SiteContext
+    from django_sitemaps_plus.sites import SiteContext
 
     section = site.get("articles")
     assert isinstance(section, ModelSection)

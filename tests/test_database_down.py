@@ -11,7 +11,7 @@ from django.db import OperationalError, connection
 from django.test import Client
 
 from django_sitemaps_plus import register
-from django_sitemaps_plus.location import _remembered_sites
+from django_sitemaps_plus.sites import _remembered_sites
 from tests.testapp.models import Article
 from tests.utils import articles, fetch, locs
 

@@ -101,7 +101,7 @@ class PlainSectionTests(Registered):
 
 
 def site_ctx() -> Any:
-    from django_sitemaps_plus.location import SiteContext
+    from django_sitemaps_plus.sites import SiteContext
 
     return SiteContext("https://example.com")
 

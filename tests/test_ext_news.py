@@ -15,8 +15,8 @@ from django_sitemaps_plus.checks import check_sections
 from django_sitemaps_plus.extensions import Images, NewsSection
 from django_sitemaps_plus.extensions.news import news_language
 from django_sitemaps_plus.extensions.rules import news as news_rules
-from django_sitemaps_plus.location import SiteContext
 from django_sitemaps_plus.registry import site
+from django_sitemaps_plus.sites import SiteContext
 from tests.i18napp.models import Dispatch, NewsItem
 from tests.i18napp.xmlcheck import NS, assert_valid, urlset
 from tests.utils import fetch, locs

@@ -8,7 +8,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from django_sitemaps_plus import register
-from django_sitemaps_plus.location import normalized_origin
+from django_sitemaps_plus.sites import normalized_origin
 from tests.testapp.models import Article
 from tests.utils import articles, fetch, locs
 

@@ -18,13 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from django_sitemaps_plus import ModelSection, Section, render, xml
-from django_sitemaps_plus.location import (
-    LocationTemplate,
-    SiteContext,
-    absolute_location,
-    absolute_paths,
-)
+from django_sitemaps_plus.location import LocationTemplate, absolute_location, absolute_paths
 from django_sitemaps_plus.reads import fetch_chunks
+from django_sitemaps_plus.sites import SiteContext
 from tests.testapp.models import Article
 
 SITE = SiteContext("https://example.com")

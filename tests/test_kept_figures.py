@@ -32,8 +32,8 @@ from django_sitemaps_plus import (
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.build import build
 from django_sitemaps_plus.conf import get_cache
-from django_sitemaps_plus.location import SiteContext
 from django_sitemaps_plus.registry import site
+from django_sitemaps_plus.sites import SiteContext
 from tests.testapp.models import Article, Comment, Event
 from tests.utils import articles, at, fetch, lastmods, locs
 

@@ -138,9 +138,9 @@ def test_a_fallback_stands_in_where_the_field_is_empty(with_fallback):
 def test_fallbacks_date_the_files_and_are_counted(with_fallback):
     from lxml import etree
 
-    from django_sitemaps_plus.location import site_context
     from django_sitemaps_plus.registry import site as sections
     from django_sitemaps_plus.sections import Section
+    from django_sitemaps_plus.sites import site_context
     from tests.utils import NS, fetch
 
     index = etree.fromstring(fetch("/sitemap.xml")[1])

@@ -16,7 +16,7 @@ from django.db.models import Prefetch
 
 from django_sitemaps_plus import ModelSection, layout, protocol
 from django_sitemaps_plus.extensions.base import Extension
-from django_sitemaps_plus.location import SiteContext
+from django_sitemaps_plus.sites import SiteContext
 from tests.testapp.models import Article, Tag
 from tests.utils import articles, measuring
 

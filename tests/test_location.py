@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 from django.urls import NoReverseMatch, reverse
 
-from django_sitemaps_plus.location import LocationTemplate, SiteContext, absolute_location
+from django_sitemaps_plus.location import LocationTemplate, absolute_location
+from django_sitemaps_plus.sites import SiteContext
 
 SITE = SiteContext("https://example.com")
 
@@ -75,7 +76,7 @@ def test_template_values_the_pattern_refuses_raise_like_reverse():
     ],
 )
 def test_internationalised_hosts_become_ascii(base, expected, settings):
-    from django_sitemaps_plus.location import site_context
+    from django_sitemaps_plus.sites import site_context
 
     settings.SITEMAPS_PLUS = {"BASE_URL": base}
     assert site_context().base_url == expected

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from django_sitemaps_plus import ModelSection, Section, pagination, protocol, register, versions
 from django_sitemaps_plus.extensions import Images
-from django_sitemaps_plus.location import SiteContext
+from django_sitemaps_plus.sites import SiteContext
 from tests.testapp.models import Article
 from tests.utils import assert_schema_valid, fetch, locs, measuring
 

@@ -17,8 +17,8 @@ from django_sitemaps_plus import ModelSection, Section, layout, render
 from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
 from django_sitemaps_plus.extensions.base import Extension
 from django_sitemaps_plus.extensions.hreflang import Hreflang
-from django_sitemaps_plus.location import SiteContext
 from django_sitemaps_plus.sections import PageInfo
+from django_sitemaps_plus.sites import SiteContext
 from tests.testapp.models import Article
 from tests.utils import articles
 

@@ -12,8 +12,8 @@ from django.test import Client, RequestFactory, override_settings
 from lxml import etree
 
 from django_sitemaps_plus import ModelSection, Section, register
-from django_sitemaps_plus.location import SiteContext, get_site_resolver, site_context
 from django_sitemaps_plus.receivers import sections_for
+from django_sitemaps_plus.sites import SiteContext, get_site_resolver, site_context
 from tests.testapp.models import Article, Author
 from tests.utils import NS, articles, fetch
 
@@ -164,7 +164,7 @@ class TestResolverSetting:
         )
         assert get_site_resolver() is _site_from_cookie
         settings.SITEMAPS_PLUS = {
-            "SITE_RESOLVER": "django_sitemaps_plus.location.default_site_context"
+            "SITE_RESOLVER": "django_sitemaps_plus.sites.default_site_context"
         }
         assert get_site_resolver() is not _site_from_cookie
 

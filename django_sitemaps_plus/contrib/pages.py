@@ -30,8 +30,8 @@ from django_sitemaps_plus.extensions.hreflang import (
 from django_sitemaps_plus.extensions.images import DEFAULT_MAX_PER_URL, Images
 
 if TYPE_CHECKING:
-    from django_sitemaps_plus.location import SiteContext
     from django_sitemaps_plus.sections import Section
+    from django_sitemaps_plus.sites import SiteContext
 
 
 @dataclass(eq=False)

@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from django_sitemaps_plus import protocol
-from django_sitemaps_plus.location import ascii_origin, to_uri
+from django_sitemaps_plus.location import to_uri
 from django_sitemaps_plus.pagination import WORST_BYTES_PER_CHARACTER
+from django_sitemaps_plus.sites import ascii_origin
 
 if TYPE_CHECKING:
     from django.core.checks import CheckMessage
 
-    from django_sitemaps_plus.location import SiteContext
     from django_sitemaps_plus.sections import Section
+    from django_sitemaps_plus.sites import SiteContext
 
 
 class Extension:
@@ -125,7 +126,7 @@ _PLAIN_NAME_RE = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_\-./]*")
 
 def ascii_host(url: str) -> str | None:
     """``url`` with an internationalised host in its ASCII (IDNA) form, as
-    ``location.ascii_origin`` writes the site's own base URL; None when the
+    ``sites.ascii_origin`` writes the site's own base URL; None when the
     host is not a valid domain name. Paths and ASCII hosts are kept as given
     (their other non-ASCII characters are left to ``iri_to_uri``)."""
     if url.isascii():

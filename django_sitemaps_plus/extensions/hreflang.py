@@ -48,8 +48,8 @@ from django_sitemaps_plus.extensions.rules import hreflang as rules
 from django_sitemaps_plus.location import absolute_location, to_uri
 
 if TYPE_CHECKING:
-    from django_sitemaps_plus.location import SiteContext
     from django_sitemaps_plus.sections import Section
+    from django_sitemaps_plus.sites import SiteContext
 
 X_DEFAULT = rules.X_DEFAULT
 #: The prefix ``alternate_link`` writes, declared on the root of a file that

@@ -46,8 +46,8 @@ from django_sitemaps_plus.extensions.base import (
 from django_sitemaps_plus.extensions.rules import images as rules
 
 if TYPE_CHECKING:
-    from django_sitemaps_plus.location import SiteContext
     from django_sitemaps_plus.sections import Section
+    from django_sitemaps_plus.sites import SiteContext
 
 logger = logging.getLogger("django_sitemaps_plus")
 

@@ -44,7 +44,7 @@ from django_sitemaps_plus.render import Row
 from django_sitemaps_plus.sections import ModelSection, PageInfo, Section
 
 if TYPE_CHECKING:
-    from django_sitemaps_plus.location import SiteContext
+    from django_sitemaps_plus.sites import SiteContext
 
 _NEWS_TAGS = (
     "<news:news><news:publication><news:name></news:name><news:language></news:language>"

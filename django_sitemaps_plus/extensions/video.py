@@ -45,8 +45,8 @@ from django_sitemaps_plus.extensions.rules import video as rules
 from django_sitemaps_plus.lastmod import format_w3c
 
 if TYPE_CHECKING:
-    from django_sitemaps_plus.location import SiteContext
     from django_sitemaps_plus.sections import Section
+    from django_sitemaps_plus.sites import SiteContext
 
 logger = logging.getLogger("django_sitemaps_plus")
 

@@ -16,8 +16,8 @@ from django.utils.safestring import SafeString
 
 from django_sitemaps_plus import html_sitemap
 from django_sitemaps_plus.html_sitemap import display_url
-from django_sitemaps_plus.location import site_context
 from django_sitemaps_plus.overview import time_element
+from django_sitemaps_plus.sites import site_context
 from django_sitemaps_plus.views import robots_sitemap_line
 
 register = template.Library()

@@ -14,7 +14,7 @@ from typing import IO, Union
 from urllib.parse import urljoin, urlsplit
 
 from django_sitemaps_plus import protocol
-from django_sitemaps_plus.location import site_context
+from django_sitemaps_plus.sites import site_context
 from django_sitemaps_plus.validation import parser
 from django_sitemaps_plus.validation.fetch import (
     CHUNK_SIZE,

@@ -311,9 +311,9 @@ def test_validate_sitemaps_exits_0(cms: CMS) -> None:
 
 def test_lastmod_counts_in_sql_equal_what_the_files_hold(cms: CMS) -> None:
     """The admin overview's counts (one grouped query) against the files."""
-    from django_sitemaps_plus.location import site_context
     from django_sitemaps_plus.registry import site as sections
     from django_sitemaps_plus.sections import Section
+    from django_sitemaps_plus.sites import site_context
 
     about = cms.page("About", slug="about")
     cms.translate(about, "fr", "À propos", slug="a-propos")

@@ -160,9 +160,9 @@ class TestLastmodWithoutLastPublishedAt:
         assert entries()[page.get_full_url()]["lastmod"] is None
 
     def test_the_overview_counts_agree_with_the_files(self, tree: Tree) -> None:
-        from django_sitemaps_plus.location import site_context
         from django_sitemaps_plus.registry import site as sections
         from django_sitemaps_plus.sections import Section
+        from django_sitemaps_plus.sites import site_context
 
         self._old_page(tree, "old", dt.datetime(2023, 3, 4, tzinfo=UTC))
         self._old_page(tree, "undated", None)
@@ -420,7 +420,7 @@ def test_a_resolver_handing_another_site_object_lists_the_default_site(
 ) -> None:
     settings.SITEMAPS_PLUS = {
         "CACHE": False,
-        "SITE_RESOLVER": "django_sitemaps_plus.location.default_site_context",
+        "SITE_RESOLVER": "django_sitemaps_plus.sites.default_site_context",
     }
     about = publish(tree.home, ArticlePage(title="About", slug="about"))
     # The Sites framework's example.com: Wagtail's default site's pages, on its host.
@@ -471,9 +471,9 @@ class TestWarmRequests:
 
 def test_lastmod_counts_in_sql_equal_what_the_files_hold(tree: Tree) -> None:
     """The admin overview's counts (one grouped query) against the files."""
-    from django_sitemaps_plus.location import site_context
     from django_sitemaps_plus.registry import site as sections
     from django_sitemaps_plus.sections import Section
+    from django_sitemaps_plus.sites import site_context
 
     publish(tree.home, ArticlePage(title="About", slug="about"))
     publish(tree.home, ArticlePage(title="News", slug="news"))

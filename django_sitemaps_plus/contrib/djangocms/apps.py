@@ -10,7 +10,7 @@ class DjangoCMSSitemapsConfig(AppConfig):
     label = "sitemaps_plus_djangocms"
     verbose_name = "Sitemaps for django CMS"
     default_auto_field = "django.db.models.BigAutoField"
-    #: The core's site resolver hook (location.site_context): the site django
+    #: The core's site resolver hook (sites.site_context): the site django
     #: CMS resolved for the request (``request.site``), else the Sites framework's.
     sitemaps_plus_site_resolver = "django_sitemaps_plus.contrib.djangocms.sites.cms_site_context"
 

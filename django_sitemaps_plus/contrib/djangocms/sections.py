@@ -49,10 +49,10 @@ from django_sitemaps_plus.lastmod import (
     format_w3c,
     to_utc,
 )
-from django_sitemaps_plus.location import SiteContext
 from django_sitemaps_plus.reads import fetch_chunks
 from django_sitemaps_plus.render import Row
 from django_sitemaps_plus.sections import LastmodCounts, ModelSection
+from django_sitemaps_plus.sites import SiteContext
 
 logger = logging.getLogger("django_sitemaps_plus")
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from django_sitemaps_plus.location import (
+from django_sitemaps_plus.sites import (
     SiteContext,
     base_url_setting,
     default_site_context,

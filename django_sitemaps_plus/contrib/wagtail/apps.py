@@ -9,7 +9,7 @@ class WagtailSitemapsConfig(AppConfig):
     name = "django_sitemaps_plus.contrib.wagtail"
     label = "sitemaps_plus_wagtail"
     verbose_name = "Sitemaps for Wagtail"
-    #: The core's site resolver hook (location.site_context): the request's
+    #: The core's site resolver hook (sites.site_context): the request's
     #: Wagtail Site gives the base URL and is handed to sections.
     sitemaps_plus_site_resolver = "django_sitemaps_plus.contrib.wagtail.sites.wagtail_site_context"
 

@@ -33,10 +33,11 @@ from django_sitemaps_plus.contrib.pages import PageAlternates, PageEntry, altern
 from django_sitemaps_plus.contrib.wagtail.sites import default_site, page_model
 from django_sitemaps_plus.extensions.base import Extension
 from django_sitemaps_plus.lastmod import format_w3c
-from django_sitemaps_plus.location import SiteContext, absolute_location
+from django_sitemaps_plus.location import absolute_location
 from django_sitemaps_plus.reads import BATCH_ROWS, streaming_reads
 from django_sitemaps_plus.render import Row
 from django_sitemaps_plus.sections import ModelSection
+from django_sitemaps_plus.sites import SiteContext
 
 logger = logging.getLogger("django_sitemaps_plus")
 

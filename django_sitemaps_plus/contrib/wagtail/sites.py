@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.http import Http404, HttpRequest
 
-from django_sitemaps_plus.location import SiteContext, ascii_origin, base_url_setting
+from django_sitemaps_plus.sites import SiteContext, ascii_origin, base_url_setting
 
 
 def page_model() -> type[models.Model]:
