@@ -16,14 +16,22 @@ another run's data):
    ``page_entries`` calls: one per rendered file);
 4. the time of that crawl after one save and after a cache flush;
 5. ``build_sitemaps --dir`` (``call_command``) full, after one changed row and
-   after ``--saves`` changed rows: time, files written, files rendered.
+   after ``--saves`` changed rows: time, files written, files rendered;
+6. steady writes (``--steady-seconds``, 0 to skip): gunicorn (gthread,
+   ``--steady-workers`` x 16 threads) on 127.0.0.1 serving the same data with
+   the sitemap cache in ``--cache-url`` (Redis db 6 by default: the server and
+   the writer must share it), one process saving ``--saves-per-second`` rows
+   through the ORM while one client loop fetches ``/sitemap.xml``: p50, p99
+   and max latency, requests and failures; then contrib's ``GenericSitemap``
+   index under the same writes, and ours with no writes for reference.
 
 Times are medians of ``--repeat`` runs (each after its own save, a different
 row each time); the full build and the ``--saves`` cases run once. With two
 sizes or more, the table gives the growth ratio largest/smallest of each row.
 
     python -m bench.bench_change_cost --db postgres --rows 100000 1000000
-    python -m bench.bench_change_cost --db sqlite --rows 1000 2000 --limit 500 --repeat 1  # smoke
+    python -m bench.bench_change_cost --db sqlite --rows 1000 2000 --limit 500 --repeat 1 \
+        --steady-seconds 2 --cache-url filecache:///tmp/change-cost-cache                # smoke
 
 Results are printed and written to ``bench/results/change-cost-<db>.{md,json}``.
 The database is its own (``DATABASE_URL`` overrides it): ``bench/results/
@@ -33,21 +41,27 @@ change-cost.sqlite3`` or ``postgres://postgres@127.0.0.1:5432/sitemaps_plus_benc
 from __future__ import annotations
 
 import argparse
+import http.client
+import json
 import os
 import re
 import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from io import StringIO
+from pathlib import Path
 from typing import Any
 
 from bench.bench_core import (
     RESULTS_DIR,
     body,
     client,
-    configure,
+    configure_own_database,
     consume,
     harness_arguments,
     machine,
@@ -61,7 +75,8 @@ INDEX = "/sitemap.xml"
 CONTRIB_INDEX = "/contrib/generic/sitemap.xml"
 LOC_RE = re.compile(r"<sitemap><loc>http://testserver([^<]*)</loc>")
 PG_URL = "postgres://postgres@127.0.0.1:5432/sitemaps_plus_bench_change"
-BUILD_DIR = RESULTS_DIR / "change-cost-build"
+CACHE_URL = "redis://127.0.0.1:6379/6"
+STEADY_ROOT = RESULTS_DIR.parent.parent
 
 
 # Hooks --------------------------------------------------------------------------
@@ -142,16 +157,14 @@ def grouped_pass() -> None:
         cursor.fetchall()
 
 
-def build(rendered: list[int]) -> dict[str, Any]:
+def build(folder: Path, rendered: list[int]) -> dict[str, Any]:
     """``build_sitemaps --dir`` in this process: seconds, files written and rendered."""
-    import json
-
     from django.core.management import call_command
 
     out = StringIO()
     before = len(rendered)
     started = time.perf_counter()
-    call_command("build_sitemaps", "--dir", str(BUILD_DIR), "--format", "json", stdout=out)
+    call_command("build_sitemaps", "--dir", str(folder), "--format", "json", stdout=out)
     seconds = time.perf_counter() - started
     result = json.loads(out.getvalue().strip().splitlines()[-1])
     return {
@@ -214,17 +227,19 @@ def measure(rows: int, repeat: int, saves: int) -> dict[str, Any]:
     r["many_crawl_s"] = many["total_s"]
     r["many_rendered"] = many["rendered"]
     # 5.: builds (the site warm: its layout kept, as after the crawls above).
-    shutil.rmtree(BUILD_DIR, ignore_errors=True)
+    # A folder of this run's own: another run (the smoke test) never empties it.
+    RESULTS_DIR.mkdir(exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="change-cost-build-", dir=RESULTS_DIR))
     with counting_renders() as rendered:
-        full = build(rendered)
+        full = build(folder, rendered)
         one = []
         for run in range(repeat):
             save(rows // 3 + 11 + run)
-            one.append(build(rendered))
+            one.append(build(folder, rendered))
         for pk in scattered(rows, saves):
             save(pk)
-        many_build = build(rendered)
-    shutil.rmtree(BUILD_DIR, ignore_errors=True)
+        many_build = build(folder, rendered)
+    shutil.rmtree(folder, ignore_errors=True)
     r["build_full_s"], r["build_full_written"], r["build_full_rendered"] = (
         full["s"],
         full["written"],
@@ -236,6 +251,141 @@ def measure(rows: int, repeat: int, saves: int) -> dict[str, Any]:
     r["build_many_s"] = many_build["s"]
     r["build_many_written"] = many_build["written"]
     r["build_many_rendered"] = many_build["rendered"]
+    return r
+
+
+# 6. Steady writes behind gunicorn ------------------------------------------------
+
+#: The server's WSGI application: the serving settings, section ``articles`` only.
+STEADY_WSGI = """
+from bench.serving.wsgi import application
+from django_sitemaps_plus.registry import site
+
+site.unregister("articles-comments")
+"""
+
+
+def steady_child(options: dict[str, Any]) -> dict[str, Any]:
+    """In a fresh process on the server's settings: empty the sitemap cache
+    (``seconds`` 0), or save ``rate`` rows a second for ``seconds`` through
+    the ORM, keys spread over the rows; what it did."""
+    import django
+
+    django.setup()
+    from django.core.cache import cache
+
+    if not options["seconds"]:
+        cache.clear()
+        return {}
+    rows, rate, seconds = options["rows"], options["rate"], options["seconds"]
+    started = time.monotonic()
+    save_s = []
+    done = 0
+    while True:
+        due = started + done / rate
+        if due - started >= seconds:
+            break
+        time.sleep(max(0.0, due - time.monotonic()))
+        pk = 1 + (done * 7919 + options["offset"]) % rows
+        begun = time.perf_counter()
+        save(pk)
+        save_s.append(time.perf_counter() - begun)
+        done += 1
+    return {"saves": done, "save_p50_s": statistics.median(save_s) if save_s else 0.0}
+
+
+def _steady_process(options: dict[str, Any]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "bench.bench_change_cost", "--steady-child", json.dumps(options)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=STEADY_ROOT,
+        env={
+            **os.environ,
+            "PYTHONPATH": str(STEADY_ROOT),
+            "DJANGO_SETTINGS_MODULE": "bench.serving.settings",
+        },
+    )
+
+
+def _steady_result(process: subprocess.Popen[str]) -> dict[str, Any]:
+    stdout, _ = process.communicate(timeout=600)
+    assert process.returncode == 0, f"the writer failed ({process.returncode})"
+    result: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
+    return result
+
+
+def fetch_loop(port: int, path: str, seconds: float) -> dict[str, Any]:
+    """One client fetching ``path`` back to back for ``seconds``: latencies
+    of the 200s, failures (another status, an error, a time-out)."""
+    times: list[float] = []
+    failures = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        started = time.perf_counter()
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        try:
+            connection.request("GET", path, headers={"Accept-Encoding": "gzip"})
+            response = connection.getresponse()
+            response.read()
+            if response.status == 200:
+                times.append(time.perf_counter() - started)
+            else:
+                failures += 1
+        except OSError:
+            failures += 1
+        finally:
+            connection.close()
+    times.sort()
+    return {
+        "requests": len(times) + failures,
+        "failures": failures,
+        "p50_s": statistics.median(times) if times else None,
+        "p99_s": times[min(len(times) - 1, int(len(times) * 0.99))] if times else None,
+        # A loop this fast makes far more requests than saves: the slow ones
+        # (after a save) are under 1% of them, so the p99.9 too.
+        "p999_s": times[min(len(times) - 1, int(len(times) * 0.999))] if times else None,
+        "max_s": times[-1] if times else None,
+    }
+
+
+def steady_writes(rows: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Ours and contrib's index under ``--saves-per-second`` saves, ours with none."""
+    from bench.bench_stampede import Server
+
+    os.environ["BENCH_CACHE_URL"] = args.cache_url
+    os.environ["SERVING_CACHE"] = "1"
+    _steady_result(_steady_process({"seconds": 0}))  # another size's entries out
+    r: dict[str, Any] = {"rate": args.saves_per_second, "seconds": args.steady_seconds}
+    with tempfile.TemporaryDirectory() as overlay:
+        Path(overlay, "steady_wsgi.py").write_text(STEADY_WSGI)
+        server = Server(
+            STEADY_ROOT,
+            Path(overlay),
+            args.steady_workers,
+            16,
+            settings="bench.serving.settings",
+            application="steady_wsgi:application",
+        )
+        try:
+            server.get(INDEX)  # the section laid out, the index cached
+            server.get(CONTRIB_INDEX)
+            r["server"] = f"gunicorn gthread {args.steady_workers} workers x 16 threads"
+            r["ours_no_writes"] = fetch_loop(server.port, INDEX, args.steady_seconds)
+            for offset, (key, path) in enumerate((("ours", INDEX), ("contrib", CONTRIB_INDEX))):
+                # Each phase saves rows of its own (``offset``), at the same rate.
+                writer = _steady_process(
+                    {
+                        "rows": rows,
+                        "rate": args.saves_per_second,
+                        "seconds": args.steady_seconds,
+                        "offset": offset,
+                    }
+                )
+                r[key] = fetch_loop(server.port, path, args.steady_seconds)
+                r[key]["writer"] = _steady_result(writer)
+        finally:
+            server.stop()
     return r
 
 
@@ -318,7 +468,43 @@ def markdown(result: dict[str, Any]) -> str:
         if grows:
             cells.append(_growth(sizes[0], sizes[-1], key, unit))
         lines.append(f"| {label.format(saves=f'{saves:,}')} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + steady_markdown(sizes)) + "\n"
+
+
+def steady_markdown(sizes: list[dict[str, Any]]) -> list[str]:
+    """The steady-writes table, when the case ran."""
+    measured = [size for size in sizes if "steady" in size]
+    if not measured:
+        return []
+    first = measured[0]["steady"]
+    lines = [
+        "",
+        f"**The index under steady writes** ({first['server']}, one client fetching the index "
+        f"back to back for {first['seconds']:g} s per line, gzip; one process saving "
+        f"{first['rate']:g} rows/s through the ORM)",
+        "",
+        "| rows | index | writes | requests | failures | p50 | p99 | p99.9 | max | saves done |",
+        "|--:|---|---|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+
+    def ms(value: float | None) -> str:
+        return "-" if value is None else f"{value * 1000:,.1f} ms"
+
+    for size in measured:
+        steady = size["steady"]
+        for key, label, writes in (
+            ("ours", "ours", f"{steady['rate']:g}/s"),
+            ("contrib", "contrib `GenericSitemap`", f"{steady['rate']:g}/s"),
+            ("ours_no_writes", "ours", "none"),
+        ):
+            f = steady[key]
+            saves = f["writer"]["saves"] if "writer" in f else "-"
+            lines.append(
+                f"| {size['rows']:,} | {label} | {writes} | {f['requests']:,} | {f['failures']} | "
+                f"{ms(f['p50_s'])} | {ms(f['p99_s'])} | {ms(f.get('p999_s'))} | "
+                f"{ms(f['max_s'])} | {saves} |"
+            )
+    return lines
 
 
 # Main ---------------------------------------------------------------------------
@@ -330,20 +516,34 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--rows", type=int, nargs="+", default=[100_000], help="sizes (default 100,000)"
     )
     parser.add_argument("--saves", type=int, default=1000, help="scattered saves (default 1,000)")
+    parser.add_argument(
+        "--steady-seconds",
+        type=float,
+        default=30,
+        help="seconds of each steady-writes phase (default 30; 0: skip the case)",
+    )
+    parser.add_argument(
+        "--saves-per-second", type=float, default=5, help="steady writes' rate (default 5)"
+    )
+    parser.add_argument(
+        "--steady-workers", type=int, default=2, help="gunicorn workers of 16 threads (default 2)"
+    )
+    parser.add_argument(
+        "--cache-url",
+        default=CACHE_URL,
+        help=f"the sitemap cache of the server and the writer ({CACHE_URL})",
+    )
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--steady-child", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pathlib import Path
-
     args = parse_args(argv)
-    if not os.environ.get("DATABASE_URL"):
-        RESULTS_DIR.mkdir(exist_ok=True)
-        os.environ["DATABASE_URL"] = (
-            PG_URL if args.db == "postgres" else f"sqlite:///{RESULTS_DIR / 'change-cost.sqlite3'}"
-        )
-    configure(args.db, max(args.rows), args.limit)
+    if args.steady_child:
+        print(json.dumps(steady_child(json.loads(args.steady_child))))
+        return 0
+    configure_own_database(args.db, PG_URL, "change-cost.sqlite3", max(args.rows), args.limit)
     from django.conf import settings
     from django.test.utils import override_settings
 
@@ -368,6 +568,8 @@ def main(argv: list[str] | None = None) -> int:
             seeded = prepare(rows, reseed=True)
             print(f"# {result['machine']['database']}, {rows:,} rows, seed: {seeded}", flush=True)
             size = measure(rows, args.repeat, args.saves)
+            if args.steady_seconds:
+                size["steady"] = steady_writes(rows, args)
             size["seed"] = seeded
             size["elapsed_s"] = round(time.perf_counter() - started, 1)
             print({k: round(v, 4) if isinstance(v, float) else v for k, v in size.items()})

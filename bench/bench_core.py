@@ -69,6 +69,18 @@ def configure(db: str, rows: int, limit: int) -> None:
     django.setup()
 
 
+def configure_own_database(db: str, pg_url: str, sqlite_name: str, rows: int, limit: int) -> None:
+    """``configure`` on a harness's own database (one that saves rows never
+    touches the core benchmark's data): ``pg_url`` on PostgreSQL, else
+    ``bench/results/<sqlite_name>``; ``DATABASE_URL`` overrides both."""
+    if not os.environ.get("DATABASE_URL"):
+        RESULTS_DIR.mkdir(exist_ok=True)
+        os.environ["DATABASE_URL"] = (
+            pg_url if db == "postgres" else f"sqlite:///{RESULTS_DIR / sqlite_name}"
+        )
+    configure(db, rows, limit)
+
+
 def _create_pg_database(url: str) -> None:
     import psycopg
     from psycopg import sql

@@ -65,16 +65,27 @@ SITEMAPS_PLUS = {**SITEMAPS_PLUS, "CACHE": True, "CACHE_LOCK_WAIT": 120.0,
 
 
 class Server:
-    def __init__(self, code: Path, overlay: Path, workers: int, threads: int) -> None:
+    """gunicorn gthread on 127.0.0.1 with ``overlay`` and ``code`` first on
+    its path; ``settings`` and ``application`` name what it serves."""
+
+    def __init__(
+        self,
+        code: Path,
+        overlay: Path,
+        workers: int,
+        threads: int,
+        settings: str = "stampede_settings",
+        application: str = "bench.serving.wsgi:application",
+    ) -> None:
         self.port = free_port()
         path = os.pathsep.join([str(overlay), str(code), str(ROOT)])
-        env = {**os.environ, "PYTHONPATH": path, "DJANGO_SETTINGS_MODULE": "stampede_settings"}
+        env = {**os.environ, "PYTHONPATH": path, "DJANGO_SETTINGS_MODULE": settings}
         self.process = subprocess.Popen(
             [
                 sys.executable,
                 "-m",
                 "gunicorn",
-                "bench.serving.wsgi:application",
+                application,
                 "--bind",
                 f"127.0.0.1:{self.port}",
                 "--worker-class",

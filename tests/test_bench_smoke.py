@@ -184,6 +184,7 @@ def test_bench_change_cost_runs_and_renders_only_what_changed(tmp_path: Path) ->
         tmp_path,
         "bench.bench_change_cost",
         *("--rows", "1000", "2000", "--limit", "500", "--repeat", "1", "--saves", "10"),
+        *("--steady-seconds", "1", "--cache-url", f"filecache://{tmp_path / 'cache'}"),
     )
     sizes = result["sizes"]
     assert [size["files"] for size in sizes] == [2, 4]
@@ -197,3 +198,64 @@ def test_bench_change_cost_runs_and_renders_only_what_changed(tmp_path: Path) ->
         assert size["build_many_rendered"] == files
         # The index's queries do not grow with the rows.
         assert size["save_index_queries"] == sizes[0]["save_index_queries"]
+        # Steady writes behind gunicorn: every fetch of either index answered
+        # while the writer process saved rows.
+        steady = size["steady"]
+        for key in ("ours", "contrib", "ours_no_writes"):
+            assert steady[key]["requests"] > 0
+            assert steady[key]["failures"] == 0
+        assert steady["ours"]["writer"]["saves"] >= 1
+        assert steady["contrib"]["writer"]["saves"] >= 1
+
+
+def test_bench_build_runs_every_way_and_measures_each_process(tmp_path: Path) -> None:
+    """bench/bench_build.py end to end on 2,000 rows (4 files; no timing
+    asserted): the real command in a fresh process builds every file in one
+    process, with two forked workers and enqueued; each worker's peak RSS is
+    read; a build after one saved row renders one file; contrib's view
+    renders the same 4 files."""
+    result = _bench_result(
+        tmp_path,
+        "bench.bench_build",
+        *("--rows", "2000", "--limit", "500", "--repeat", "1"),
+        *("--cache-url", f"filecache://{tmp_path / 'cache'}"),
+    )
+    (size,) = result["sizes"]
+    runs = {key: value[0] for key, value in size["runs"].items()}
+    for key in ("jobs1", "jobs2", "enqueue"):
+        assert runs[key]["files"] == 4, key
+        assert runs[key]["peak_rss_kb"] > 0
+    assert runs["jobs1"]["written"] == runs["jobs2"]["written"] == 5  # the index too
+    # Rendered in the command's process: all 4 with one process or enqueued
+    # (the immediate backend runs each task there), none with forked workers.
+    assert runs["jobs1"]["rendered"] == runs["enqueue"]["rendered"] == 4
+    assert runs["jobs2"]["rendered"] == 0
+    assert 1 <= len(runs["jobs2"]["workers"]) <= 2
+    assert all(worker["peak_kb"] >= worker["start_kb"] > 0 for worker in runs["jobs2"]["workers"])
+    assert runs["jobs1"]["workers"] == runs["enqueue"]["workers"] == []
+    assert (runs["one_change"]["written"], runs["one_change"]["rendered"]) == (2, 1)
+    assert size["contrib"]["pages"] == [1, 2, 3, 4]
+    assert size["summary"]["jobs2"]["speed_up"] > 0
+
+
+def test_bench_build_enqueues_on_real_rq_workers(tmp_path: Path) -> None:
+    """bench/bench_build.py with ``--rq-workers 2`` (no timing asserted): two
+    ``rqworker`` processes build the 4 files of the enqueued build and the
+    last writes the index; the run's cache keys and queue are removed from
+    Redis afterwards."""
+    from tests.test_build_worker import REDIS_URL, _require_worker_stack
+
+    redis = _require_worker_stack()
+    result = _bench_result(
+        tmp_path,
+        "bench.bench_build",
+        *("--rows", "2000", "--limit", "500", "--repeat", "1"),
+        *("--cache-url", REDIS_URL, "--rq-workers", "2"),
+    )
+    (size,) = result["sizes"]
+    (rq,) = size["runs"]["rq"]
+    assert rq["files"] == 4
+    assert rq["rendered"] == 0  # in the workers, not in the enqueuing command
+    assert "rq_overhead_per_file_s" in size["summary"]
+    for name in (size["cache_prefix"], size["rq_queue"]):
+        assert not list(redis.scan_iter(match=f"*{name}*"))
