@@ -2,13 +2,14 @@
 
 On the core benchmark's data (``bench/seed.py``: ids 1..rows, all published),
 section ``articles`` only (``url_name`` path, lastmod ``updated_at``, default
-settings: files measured, 50,000 URLs each), ``SITEMAPS_PLUS["CACHE"]`` on and
-Django's local-memory cache (raised ``MAX_ENTRIES``, so nothing is culled). For
-each ``--rows`` size, on freshly seeded data (a run saves rows: it never reuses
-another run's data):
+settings: files sized by their byte bound from SQL, 50,000 URLs each),
+``SITEMAPS_PLUS["CACHE"]`` on and Django's local-memory cache (raised
+``MAX_ENTRIES``, so nothing is culled). For each ``--rows`` size, on freshly
+seeded data (a run saves rows: it never reuses another run's data):
 
-1. the index after a cache flush (ours: the layout and every block measured),
-   beside contrib's ``GenericSitemap`` index (nothing to cache);
+1. the index after a cache flush (ours: every block's figures read, nothing
+   rendered), beside one grouped SQL pass over the rows (the issue's
+   yardstick) and contrib's ``GenericSitemap`` index (nothing to cache);
 2. the index after one row saved through the ORM on a warm site (every file
    and the index cached), and the warm index for reference;
 3. the files rendered by the next full crawl (the index, then every file it
@@ -28,6 +29,8 @@ another run's data):
 Times are medians of ``--repeat`` runs (each after its own save, a different
 row each time); the full build and the ``--saves`` cases run once. With two
 sizes or more, the table gives the growth ratio largest/smallest of each row.
+The load average (1 minute) is recorded before and after each size and each
+steady-writes phase: the machine may be shared.
 
     python -m bench.bench_change_cost --db postgres --rows 100000 1000000
     python -m bench.bench_change_cost --db sqlite --rows 1000 2000 --limit 500 --repeat 1 \
@@ -100,6 +103,11 @@ def counting_renders() -> Iterator[list[int]]:
         yield rendered
     finally:
         ArticleSection.page_entries = original  # type: ignore[method-assign]
+
+
+def load_average() -> float:
+    """The machine's load average over the last minute."""
+    return round(os.getloadavg()[0], 2)
 
 
 def timed(run: Callable[[], object]) -> float:
@@ -251,6 +259,8 @@ def measure(rows: int, repeat: int, saves: int) -> dict[str, Any]:
     r["build_many_s"] = many_build["s"]
     r["build_many_written"] = many_build["written"]
     r["build_many_rendered"] = many_build["rendered"]
+    r["flush_over_grouped"] = r["flush_index_s"] / r["grouped_pass_s"]
+    r["build_one_share"] = r["build_one_s"] / r["build_full_s"]
     return r
 
 
@@ -372,6 +382,7 @@ def steady_writes(rows: int, args: argparse.Namespace) -> dict[str, Any]:
             server.get(CONTRIB_INDEX)
             r["server"] = f"gunicorn gthread {args.steady_workers} workers x 16 threads"
             r["ours_no_writes"] = fetch_loop(server.port, INDEX, args.steady_seconds)
+            r["ours_no_writes"]["load"] = load_average()
             for offset, (key, path) in enumerate((("ours", INDEX), ("contrib", CONTRIB_INDEX))):
                 # Each phase saves rows of its own (``offset``), at the same rate.
                 writer = _steady_process(
@@ -384,6 +395,7 @@ def steady_writes(rows: int, args: argparse.Namespace) -> dict[str, Any]:
                 )
                 r[key] = fetch_loop(server.port, path, args.steady_seconds)
                 r[key]["writer"] = _steady_result(writer)
+                r[key]["load"] = load_average()
         finally:
             server.stop()
     return r
@@ -394,9 +406,11 @@ def steady_writes(rows: int, args: argparse.Namespace) -> dict[str, Any]:
 #: (label, key of the figure, unit): "s" a time, "n" a count.
 ROWS: list[tuple[str, str, str]] = [
     ("files in the index", "files", "n"),
-    ("1. cold index (cache flushed): layout and every block measured", "flush_index_s", "s"),
+    ("load average (1 min) after seeding / after the builds", "load_before_after", "load"),
+    ("1. cold index (cache flushed): every block's figures read", "flush_index_s", "s"),
     ("1. queries of that index", "flush_index_queries", "n"),
     ("1. one grouped SQL pass over the rows (the issue's yardstick)", "grouped_pass_s", "s"),
+    ("1. cold index / grouped pass (target <= 3x)", "flush_over_grouped", "x"),
     (
         "1. contrib `GenericSitemap` index (nothing cached; one lastmod for all)",
         "contrib_index_s",
@@ -420,6 +434,7 @@ ROWS: list[tuple[str, str, str]] = [
     ("5. `build_sitemaps` full: files written (index included) / rendered", "build_full", "wr"),
     ("5. `build_sitemaps` after 1 changed row: time", "build_one_s", "s"),
     ("5. `build_sitemaps` after 1 changed row: files written / rendered", "build_one", "wr"),
+    ("5. build after 1 changed row / full build (target <= 5%)", "build_one_share", "%"),
     ("5. `build_sitemaps` after {saves} changed rows: time", "build_many_s", "s"),
     (
         "5. `build_sitemaps` after {saves} changed rows: files written / rendered",
@@ -434,11 +449,19 @@ def _cell(r: dict[str, Any], key: str, unit: str) -> str:
         return f"{r[key + '_written']} / {r[key + '_rendered']}"
     if unit == "n":
         return f"{r[key]:,}"
+    if unit == "load":
+        return " / ".join(f"{value:.1f}" for value in r[key])
+    if unit == "x":
+        return f"{r[key]:.2f}x"
+    if unit == "%":
+        return f"{r[key] * 100:.1f}%"
     seconds = r[key]
     return f"{seconds * 1000:,.1f} ms" if seconds < 10 else f"{seconds:,.1f} s"
 
 
 def _growth(first: dict[str, Any], last: dict[str, Any], key: str, unit: str) -> str:
+    if unit == "load":
+        return "-"
     if unit == "wr":
         key += "_rendered"
     if not first[key]:
@@ -483,8 +506,9 @@ def steady_markdown(sizes: list[dict[str, Any]]) -> list[str]:
         f"back to back for {first['seconds']:g} s per line, gzip; one process saving "
         f"{first['rate']:g} rows/s through the ORM)",
         "",
-        "| rows | index | writes | requests | failures | p50 | p99 | p99.9 | max | saves done |",
-        "|--:|---|---|--:|--:|--:|--:|--:|--:|--:|",
+        "| rows | index | writes | requests | failures | p50 | p99 | p99.9 | max | saves done "
+        "| load |",
+        "|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
 
     def ms(value: float | None) -> str:
@@ -502,7 +526,7 @@ def steady_markdown(sizes: list[dict[str, Any]]) -> list[str]:
             lines.append(
                 f"| {size['rows']:,} | {label} | {writes} | {f['requests']:,} | {f['failures']} | "
                 f"{ms(f['p50_s'])} | {ms(f['p99_s'])} | {ms(f.get('p999_s'))} | "
-                f"{ms(f['max_s'])} | {saves} |"
+                f"{ms(f['max_s'])} | {saves} | {f.get('load', '-')} |"
             )
     return lines
 
@@ -566,8 +590,10 @@ def main(argv: list[str] | None = None) -> int:
         for rows in sorted(args.rows):
             started = time.perf_counter()
             seeded = prepare(rows, reseed=True)
+            load = load_average()
             print(f"# {result['machine']['database']}, {rows:,} rows, seed: {seeded}", flush=True)
             size = measure(rows, args.repeat, args.saves)
+            size["load_before_after"] = [load, load_average()]
             if args.steady_seconds:
                 size["steady"] = steady_writes(rows, args)
             size["seed"] = seeded

@@ -89,6 +89,20 @@ class BlockFigures:
         return file_lastmod(self.lastmod, self.undated)
 
 
+def combined(parts: Sequence[BlockFigures]) -> BlockFigures | None:
+    """The figures of the rows of several blocks together (a file's, from its
+    blocks' kept figures), or None when they hold no row: what one range
+    aggregate over their keys gives, without the field bytes."""
+    if not parts:
+        return None
+    return BlockFigures(
+        sum(f.count for f in parts),
+        sum(f.key_sum for f in parts),
+        latest([f.lastmod for f in parts]),
+        any(f.undated for f in parts),
+    )
+
+
 #: The bytes of a UUID's text in a URL (``str(uuid)``), whatever the column
 #: holds (32 hex characters on SQLite and MySQL).
 UUID_TEXT_BYTES = 36

@@ -63,7 +63,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -72,7 +72,18 @@ from typing import IO, Any, cast
 from django.core.files.storage import FileSystemStorage, Storage
 from django.urls import NoReverseMatch, reverse
 
-from django_sitemaps_plus import layout, locks, names, pagination, protocol, quiet, workers, xml
+from django_sitemaps_plus import (
+    kept_figures,
+    layout,
+    locks,
+    names,
+    pagination,
+    protocol,
+    quiet,
+    workers,
+    xml,
+)
+from django_sitemaps_plus.blocks import BlockFigures
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.lastmod import format_w3c
 from django_sitemaps_plus.location import to_uri
@@ -554,17 +565,32 @@ def _key_range(page: Any) -> dict[str, Any]:
     return {}
 
 
-def _fingerprint(section: Any, page: Any, site: SiteContext, *context: object) -> str | None:
-    """A model section file's fingerprint (``layout.file_fingerprint``), or
-    None for a file of another section: it is rendered on every build."""
-    span = page.prepared
-    if not (
-        isinstance(section, ModelSection)
-        and section.files_keyed_by_blocks()
-        and isinstance(span, pagination.Span)
-    ):
-        return None
-    return layout.file_fingerprint(section, span, site, *context)
+def _fingerprints(site: SiteContext, *context: object) -> Callable[[Any, Any], str | None]:
+    """Each file's fingerprint (``layout.file_fingerprint``), or None for a
+    file of a section that is not a model section keyed by blocks: it is
+    rendered on every build. A section whose block figures are kept reads
+    them once (``kept_figures``: the layout just brought them up to date),
+    and its files' figures are summed from them, with no row read."""
+    kept: dict[str, Mapping[int, BlockFigures] | None] = {}
+
+    def fingerprint(section: Any, page: Any) -> str | None:
+        span = page.prepared
+        if not (
+            isinstance(section, ModelSection)
+            and section.files_keyed_by_blocks()
+            and isinstance(span, pagination.Span)
+        ):
+            return None
+        name = section.get_name()
+        if name not in kept:
+            kept[name] = (
+                kept_figures.block_figures(section, site, section.block_width())
+                if kept_figures.keeps(section)
+                else None
+            )
+        return layout.file_fingerprint(section, span, site, *context, kept=kept[name])
+
+    return fingerprint
 
 
 def make_plan(
@@ -603,6 +629,7 @@ def make_plan(
             f"{protocol.MAX_SITEMAPS_PER_INDEX:,}."
         )
     stylesheet = _stylesheet_href(storage, prefix)
+    fingerprint = _fingerprints(site, stylesheet)
     jobs = []
     for section, page in pages:
         name = section.get_name()
@@ -613,7 +640,7 @@ def make_plan(
             format_w3c(page.lastmod),
             _file_loc(section.own_site(site), name, page.number, "xml"),
             **_key_range(page),
-            fingerprint=_fingerprint(section, page, site, stylesheet),
+            fingerprint=fingerprint(section, page),
         )
         if not force:
             job.previous = {f: previous[f] for f in job.files(text) if f in previous}

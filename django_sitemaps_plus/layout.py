@@ -162,12 +162,16 @@ def file_scope(
 
 
 def file_fingerprint(
-    section: ModelSection, span: pagination.Span, site: SiteContext, *context: object
+    section: ModelSection,
+    span: pagination.Span,
+    site: SiteContext,
+    *context: object,
+    kept: Mapping[int, blocks.BlockFigures] | None = None,
 ) -> str | None:
     """What a built file of ``span`` is kept by (``build``): the section's
     settings, ``context`` (the stylesheet), the file's key range and its rows'
-    figures (count, key sum, lastmod: one range aggregate per lastmod group)
-    and the version tokens a cached file of that range shows (a save's block,
+    figures (count, key sum, lastmod: ``span_figures``) and the version
+    tokens a cached file of that range shows (a save's block,
     ``invalidate()``), so an edit no figure sees (a slug) moves it too. With
     a cache the build does not share with the site (a local-memory one),
     those tokens are new in every build process: every file is rendered, as
@@ -185,9 +189,30 @@ def file_fingerprint(
         current = versions.current_tokens(tokens)
     except quiet.CacheDown:
         return None  # logged by the breaker when it opened
-    figures = section.range_figures(site, span.after, span.last, key_sum=True)
+    figures = span_figures(section, span, site, kept)
     text = repr((signature(section, site), context, span.after, span.last, figures, current))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def span_figures(
+    section: ModelSection,
+    span: pagination.Span,
+    site: SiteContext,
+    kept: Mapping[int, blocks.BlockFigures] | None,
+) -> blocks.BlockFigures | None:
+    """The figures of a file's rows (count, key sum, lastmod; None: no row):
+    summed from ``kept``, the section's current block figures
+    (``kept_figures``), when the file's edges are block edges, with no row
+    read; else one range aggregate per lastmod group (a block a bound split,
+    figures not kept). A build's fingerprints then cost no pass over the rows."""
+    width = section.block_width()
+    # Block 1 also holds the keys at or below 0: only a first file starts at its edge.
+    start = 0 if span.after is None else span.after
+    on_edges = (span.after is None or start > 0) and start % width == span.last % width == 0
+    if kept is None or not on_edges:
+        return section.range_figures(site, span.after, span.last, key_sum=True)
+    inside = range(start // width + 1, span.last // width + 1)
+    return blocks.combined([kept[block] for block in inside if block in kept])
 
 
 def forget_sizes(section: Section, site: SiteContext) -> None:

@@ -748,8 +748,11 @@ class ModelSection(Section):
     url_name: str | None = None
     url_kwargs: Mapping[str, str] = {}
     #: Blocks whose figures one query reads, a ``UNION ALL`` of one range
-    #: aggregate each (``blocks.figures``; SQLite allows 500 members).
-    RANGE_UNION_PAGES: ClassVar[int] = 400
+    #: aggregate each (``blocks.figures``; SQLite allows 500 members). Few
+    #: enough that PostgreSQL's estimate stays under its default
+    #: ``jit_above_cost``: at 400 a full read of 10^7 rows spent 4.8 s
+    #: compiling (docs/benchmarks.md, "Cost of a change").
+    RANGE_UNION_PAGES: ClassVar[int] = 100
     #: Pages are key ranges of the section's layout, not pages of ``items()``.
     defines_own_pages: ClassVar[bool] = True
     #: ``page_info()`` reads a file of the layout: ``listed_info()`` may

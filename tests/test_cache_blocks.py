@@ -16,18 +16,21 @@ import json
 import multiprocessing
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from django.core.files.storage import FileSystemStorage
 from django.core.management import call_command
-from django.db import transaction
+from django.db import connection, transaction
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 import django_sitemaps_plus.conf as sitemaps_conf
-from django_sitemaps_plus import ModelSection, register, versions
+from django_sitemaps_plus import ModelSection, kept_figures, layout, register, versions
 from django_sitemaps_plus.build import BuildFailed, build
 from django_sitemaps_plus.registry import site
+from django_sitemaps_plus.sites import SiteContext
 from tests.test_build_tasks import needs_tasks, use_backend
 from tests.testapp.models import Article, Comment, Tag
 from tests.utils import articles, at, failing_file, fetch, locs
@@ -282,10 +285,49 @@ def test_a_build_after_an_update_renders_its_file_once_invalidated(rendered, bui
     assert result.written == ["sitemap-articles-3.xml"]
 
 
-def test_a_file_range_evicted_alone_is_kept_again(rendered):
-    from django_sitemaps_plus import layout
-    from django_sitemaps_plus.sites import SiteContext
+def test_a_build_after_one_save_reads_no_file_s_figures(rendered, built, monkeypatch):
+    """The fingerprints are summed from the kept block figures: no range
+    aggregate per file (at 10^7 rows, one pass over every row)."""
+    storage, _ = built
+    aggregated: list[tuple[int | None, int]] = []
+    real = ModelSection.range_figures
 
+    def range_figures(self, site_, after, last, key_sum=False):  # type: ignore[no-untyped-def]
+        aggregated.append((after, last))
+        return real(self, site_, after, last, key_sum)
+
+    monkeypatch.setattr(ModelSection, "range_figures", range_figures)
+    Comment.objects.create(article_id=23, created_at=at(9))
+    with CaptureQueriesContext(connection) as queries:
+        result = build(storage)
+    assert aggregated == [] and rendered == [3]
+    assert result.written == ["sitemap-articles-3.xml", "sitemap.xml"]
+    # The saved block's figures (its rows and its comments' latest), the
+    # largest key, the first file's sample of a URL and file 3's rows: no
+    # query per file.
+    assert len(queries) <= 8, [q["sql"] for q in queries]
+
+
+def test_a_file_s_summed_figures_are_its_range_aggregate(rendered):
+    Comment.objects.create(article_id=17, created_at=at(12))
+    Article.objects.filter(pk=31).update(is_published=False)
+    call_command("invalidate_sitemaps", "articles", verbosity=0)
+    section = site.get("articles")
+    assert isinstance(section, ModelSection)
+    where = SiteContext("https://example.com")
+    spans = layout.current(section, where, refresh=True)
+    kept = kept_figures.block_figures(section, where, section.block_width())
+    for span in spans:
+        summed = layout.span_figures(section, span, where, kept)
+        assert summed == section.range_figures(where, span.after, span.last, key_sum=True)
+    # Edges inside a block: read from the rows.
+    inside = replace(spans[1], after=spans[1].after + 1)
+    assert layout.span_figures(section, inside, where, kept) == section.range_figures(
+        where, inside.after, inside.last, key_sum=True
+    )
+
+
+def test_a_file_range_evicted_alone_is_kept_again(rendered):
     section = site.get("articles")
     assert isinstance(section, ModelSection)
     key = layout._ranges_key(
