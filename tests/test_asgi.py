@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import django
 import pytest
 from asgiref.sync import async_to_sync
 from django.core.cache import cache as django_cache
@@ -501,6 +502,16 @@ def keeping_the_connection() -> Iterator[None]:
         request_finished.connect(close_old_connections)
 
 
+def bodies_sent_after_the_client_left(sent: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The body messages the handler sent once its client had left. Django
+    5.0+ cancels the response on ``http.disconnect``: none. Django 4.2's
+    handler sends the whole response anyway (the server drops it), so there
+    it is not the point: the lock and the stored entry are."""
+    if django.VERSION < (5, 0):
+        return []
+    return [m for m in sent if m["type"] == "http.response.body" and m.get("body")]
+
+
 def leave_during_the_render(path: str, rendering: Any) -> list[dict[str, Any]]:
     """GET ``path`` through Django's ASGI handler itself, from a client that
     disconnects once ``rendering`` (an event the render sets) is set: a
@@ -577,7 +588,7 @@ def test_a_client_that_left_during_a_cold_render_frees_the_lock(large, monkeypat
     monkeypatch.setattr(ModelSection, "page_entries", page_entries)
     sent = leave_during_the_render(LARGE, rendering)
     assert during == [(False, True)]  # it rendered under the lock
-    assert not [m for m in sent if m["type"] == "http.response.body" and m.get("body")]
+    assert not bodies_sent_after_the_client_left(sent)
     assert cache_state() == (True, False)
     # The next request is answered from the stored entry.
     monkeypatch.setattr(ModelSection, "page_entries", real)
@@ -670,5 +681,5 @@ def test_a_client_that_left_while_waiting_for_another_render_leaves_its_lock(
     monkeypatch.setattr(locks, "poll_delays", delays)
     sent = leave_during_the_render(LARGE, polling)
     assert polling.is_set()
-    assert not [m for m in sent if m["type"] == "http.response.body" and m.get("body")]
+    assert not bodies_sent_after_the_client_left(sent)
     assert cache.get(lock_key) == "another request's token"
