@@ -293,17 +293,18 @@ def _once_each(pages: Sequence[tuple[Section, PageInfo]], site: SiteContext) -> 
 
 def _fits_one_text_file(pages: Sequence[tuple[Section, PageInfo]]) -> bool:
     """Whether every file's URLs fit one text file: 50,000 lines, and bytes
-    under the limit, known from the files' measured entries (a line is
-    shorter than its ``<url>`` entry) or bounded by ``max_loc_length``."""
+    under the limit, bounded by the files' entry bytes (a line is shorter
+    than its ``<url>`` entry) or by ``max_loc_length``, the lower."""
     if sum(page.url_count for _, page in pages) > protocol.MAX_URLS_PER_FILE:
         return False
     size = 0
     for section, page in pages:
-        if page.entry_bytes is not None:
-            size += page.entry_bytes
-        else:
-            # A line: the location (ASCII: iri_to_uri) and "\n".
-            size += page.url_count * (section.get_max_loc_length() + 1)
+        # A line: the location (ASCII: iri_to_uri) and "\n", at most.
+        lines = page.url_count * (section.get_max_loc_length() + 1)
+        # Entry bytes bound the lines too (a line is shorter than its entry),
+        # but a file sized by its worst case counts every extension's
+        # largest children: whichever bound is lower.
+        size += lines if page.entry_bytes is None else min(page.entry_bytes, lines)
     return size <= protocol.MAX_FILE_BYTES
 
 

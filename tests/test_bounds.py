@@ -265,3 +265,17 @@ def test_a_build_measures_before_it_lays_files_out(registry, tmp_path, monkeypat
     calls = measuring(monkeypatch)
     assert layout.measure_blocks(section, SITE) == 0
     assert calls == []
+
+
+def test_sitemap_txt_is_served_when_only_the_worst_case_entries_would_not_fit(
+    registry, monkeypatch
+):
+    """An unmeasured section's files are sized by their worst entries (an
+    extension's largest children count there); a text line holds the
+    location alone, so ``max_loc_length`` bounds ``/sitemap.txt`` lower."""
+    monkeypatch.setattr(protocol, "MAX_FILE_BYTES", 300_000)
+    register(Located(max_loc_length=200))
+    bulk_articles(1_000)
+    response, text = fetch("/sitemap.txt")
+    assert response.status_code == 200
+    assert text.decode().split() == [f"{BASE}/articles/{i:08d}/" for i in range(1, 1_001)]
