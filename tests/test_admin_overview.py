@@ -118,6 +118,7 @@ def test_in_a_real_browser(admin_site, live_server, settings, browser, tmp_path)
     from pathlib import Path
 
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     from django_sitemaps_plus.html_sitemap import display_url
 
@@ -131,6 +132,8 @@ def test_in_a_real_browser(admin_site, live_server, settings, browser, tmp_path)
     browser.find_element(By.NAME, "username").send_keys("root")
     browser.find_element(By.NAME, "password").send_keys("pw")
     browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    # click() returns before the next page has loaded: wait for the overview.
+    WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.ID, "total-files"))
     # The figures against the XML index the same server serves.
     index = etree.fromstring(fetch("/sitemap.xml")[1])
     files = len(index.findall("sm:sitemap", NS))
@@ -153,6 +156,7 @@ def test_in_a_real_browser(admin_site, live_server, settings, browser, tmp_path)
         f"sitemap-articles-{number}.xml" for number in (1, 2, 3)
     ]
     files.find_element(By.CSS_SELECTOR, "a.html-view").click()
+    WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.CSS_SELECTOR, "table#urls"))
     xml = etree.fromstring(fetch("/sitemap-articles-1.xml")[1])
     locs = [loc.text for loc in xml.iterfind("sm:url/sm:loc", NS)]
     assert locs[0] == f"http://xn--bcher-kva.localhost:{port}/articles/gr%C3%BC%C3%9Fe-%C3%BC/"
@@ -167,8 +171,8 @@ def test_in_a_real_browser(admin_site, live_server, settings, browser, tmp_path)
     # The validator, run from the overview in the background; the page
     # reloads itself until the run ends.
     browser.back()
+    WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.ID, "validate"))
     browser.find_element(By.ID, "validate").click()
-    from selenium.webdriver.support.ui import WebDriverWait
 
     WebDriverWait(browser, 60).until(
         lambda b: b.find_element(By.ID, "state").get_attribute("data-state") == "done"
