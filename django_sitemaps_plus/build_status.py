@@ -27,14 +27,13 @@ from django_sitemaps_plus import names, quiet
 from django_sitemaps_plus.build import (
     CACHE_LOCK_SECONDS,
     MANIFEST_NAME,
-    PLAN_DIR,
-    PLAN_FILE,
     BuildPlan,
     Progress,
     enqueued_running,
     last_build_key,
     load_plan,
 )
+from django_sitemaps_plus.build.plan import plan_name
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.storage import read_bytes, storage_name
 
@@ -125,7 +124,7 @@ def running_build(storage: Storage, prefix: str | None = None) -> RunningBuild |
     if plan is None:
         return None
 
-    since = _modified(storage, storage_name(f"{PLAN_DIR}/{PLAN_FILE}", prefix))
+    since = _modified(storage, plan_name(prefix))
     active = None
     if plan.enqueued:
         try:

@@ -242,7 +242,7 @@ class TestBuildIntoS3:
         assert one == two
 
     def test_each_worker_opens_its_own_connection(self, bucket, tmp_path, monkeypatch):
-        from django_sitemaps_plus import build as build_module
+        from django_sitemaps_plus.build import run as build_module
 
         # The parent's connection (boto3 resource, its pooled sockets): the one
         # the build's own requests use, open before the workers are forked.

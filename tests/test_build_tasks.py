@@ -66,7 +66,7 @@ class TestEnqueuedBuild:
         self, pages, tmp_path, settings, monkeypatch
     ):
         use_backend(settings, "immediate")
-        from django_sitemaps_plus import build as build_module
+        from django_sitemaps_plus.build import files as build_module
 
         written: list[str] = []
         original = build_module.write_atomic
