@@ -128,6 +128,23 @@ class TestDistributions:
             member = archive.extractfile(f"{sdist.name.removesuffix('.tar.gz')}/LICENSE")
             assert member is not None and member.read() == license_text
 
+    def test_both_hold_every_module(self, dists):
+        """Every module of the checkout ships (a .gitignore pattern such as
+        ``build/`` once left the package ``build`` out of both)."""
+        wheel, sdist = dists
+        modules = {
+            path.relative_to(ROOT).as_posix()
+            for path in (ROOT / "django_sitemaps_plus").rglob("*.py")
+            if "__pycache__" not in path.parts
+        }
+        assert "django_sitemaps_plus/build/__init__.py" in modules
+        with zipfile.ZipFile(wheel) as archive:
+            assert modules - set(archive.namelist()) == set()
+        top = sdist.name.removesuffix(".tar.gz")
+        with tarfile.open(sdist) as archive:
+            shipped = {name.removeprefix(f"{top}/") for name in archive.getnames()}
+        assert modules - shipped == set()
+
     def test_metadata(self, dists):
         metadata = wheel_metadata(dists[0])
         assert metadata["License-Expression"] == "MIT"
