@@ -19,8 +19,8 @@ from django_sitemaps_plus import names, protocol, xml
 from django_sitemaps_plus.extensions.hreflang import XHTML_PREFIX, alternate_link
 from django_sitemaps_plus.lastmod import format_w3c, latest_of_all
 from django_sitemaps_plus.location import absolute_location
-from django_sitemaps_plus.section_checks import SectionChecks
 from django_sitemaps_plus.sections import PageInfo, Section
+from django_sitemaps_plus.sections.checks import SectionChecks
 from django_sitemaps_plus.sites import SiteContext
 
 if TYPE_CHECKING:

@@ -30,7 +30,8 @@ from django_sitemaps_plus.lastmod import LastmodFieldError, LastmodSpec
 from django_sitemaps_plus.sites import call_with_site
 
 if TYPE_CHECKING:
-    from django_sitemaps_plus.sections import ModelSection, Section
+    from django_sitemaps_plus.sections.base import Section
+    from django_sitemaps_plus.sections.model import ModelSection
 
 
 #: Each engine flag and the hooks whose override it declares: a hook
