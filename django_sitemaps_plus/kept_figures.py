@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +69,23 @@ class Kept:
     figures: dict[int, blocks.BlockFigures]
     #: The last block the figures were read to: past it, every block is read.
     past: int
+    #: A new id each time the figures are read or brought up to date: what a
+    #: layout packed from them names (``Reading.base``).
+    state: str
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A section's block figures as ``read`` found them, and what moved."""
+
+    figures: dict[int, blocks.BlockFigures]
+    #: The kept figures' id (``Kept.state``); None: not kept.
+    state: str | None = None
+    #: The kept state they were brought up to date from (None: every block
+    #: read), and the figures that state had of each block that differs
+    #: now (None: a block it had not).
+    base: str | None = None
+    before: dict[int, blocks.BlockFigures | None] = dataclasses.field(default_factory=dict)
 
 
 def keeps(section: ModelSection) -> bool:
@@ -89,11 +107,18 @@ def figures_key(section: ModelSection, site: SiteContext, width: int) -> str:
 def block_figures(
     section: ModelSection, site: SiteContext, width: int
 ) -> dict[int, blocks.BlockFigures]:
+    """Each non-empty block's figures (``read``)."""
+    return read(section, site, width).figures
+
+
+def read(section: ModelSection, site: SiteContext, width: int) -> Reading:
     """Each non-empty block's figures: the kept ones, read again where a
     save moved them, or all of them read now (none kept, a token of the
-    section moved, older than ``CACHE_RECONCILE``)."""
+    section moved, older than ``CACHE_RECONCILE``); with what moved since
+    the kept state they came from, so a layout packed from that state is
+    packed again only where they moved (``pagination.repack``)."""
     if not keeps(section):
-        return section.block_figures(site, width, section.last_block(site, width))
+        return Reading(section.block_figures(site, width, section.last_block(site, width)))
     name = section.get_name()
     key = figures_key(section, site, width)
     # Made when missing (as a file's lookup makes them): a token first made
@@ -113,19 +138,21 @@ def block_figures(
         held = found.get(key)
         if isinstance(held, Kept) and _current(held, stamp):
             if held.tokens.get(TOP) == top:
-                return held.figures  # nothing saved since
-            kept = _read_moved(section, site, width, held, top)
+                return Reading(held.figures, held.state, held.state)  # nothing saved since
+            kept, before = _read_moved(section, site, width, held, top)
+            reading = Reading(kept.figures, kept.state, held.state, before)
         else:
             last = section.last_block(site, width)
             # Every block's token, before the rows.
             tokens = {**versions.moved_blocks(name, width, last, None)[1], TOP: top}
             figures = section.block_figures(site, width, last)
-            kept = Kept(time.time(), stamp, tokens, figures, last)
+            kept = Kept(time.time(), stamp, tokens, figures, last, uuid.uuid4().hex)
+            reading = Reading(figures, kept.state)
     except quiet.CacheDown:
         # Logged by the breaker.
-        return section.block_figures(site, width, section.last_block(site, width))
+        return Reading(section.block_figures(site, width, section.last_block(site, width)))
     quiet.quietly(None, cache, "set", key, kept, timeout=pagination.PIECES_TIMEOUT)
-    return kept.figures
+    return reading
 
 
 def _current(held: Kept, stamp: tuple[Any, ...]) -> bool:
@@ -136,14 +163,28 @@ def _current(held: Kept, stamp: tuple[Any, ...]) -> bool:
     return reconcile is None or time.time() - held.read_at < reconcile
 
 
-def _read_moved(section: ModelSection, site: SiteContext, width: int, held: Kept, top: str) -> Kept:
+def _read_moved(
+    section: ModelSection, site: SiteContext, width: int, held: Kept, top: str
+) -> tuple[Kept, dict[int, blocks.BlockFigures | None]]:
     """``held`` with the blocks whose tokens moved, and those past its
-    last block, read again (``top``: the top token, read before them)."""
+    last block, read again (``top``: the top token, read before them); and
+    ``held``'s figures of each block that differs now (``Reading.before``)."""
     last = section.last_block(site, width)
     moved, tokens = versions.moved_blocks(section.get_name(), width, last, held.tokens)
     fresh = section.block_figures(site, width, last, moved, held.past)
-    figures = {
-        b: f for b, f in held.figures.items() if b <= min(last, held.past) and b not in moved
-    }
-    figures = dict(sorted({**figures, **fresh}.items()))
-    return Kept(held.read_at, held.stamp, {**held.tokens, **tokens, TOP: top}, figures, last)
+    figures = dict(held.figures)
+    # Read again: the moved blocks and every block past ``held.past``; a
+    # block read again that has no row now is gone, as is any past ``last``.
+    gone = {b for b in figures if b > last or b in moved or b > held.past} - fresh.keys()
+    before: dict[int, blocks.BlockFigures | None] = {b: figures.pop(b) for b in gone}
+    for block, found in fresh.items():
+        if figures.get(block) != found:
+            before[block] = figures.get(block)
+            figures[block] = found
+    if any(figures_then is None for figures_then in before.values()):
+        figures = dict(sorted(figures.items()))  # a block that had no row has some
+    elif not before:
+        figures = held.figures
+    state = uuid.uuid4().hex if before else held.state
+    kept = Kept(held.read_at, held.stamp, {**held.tokens, **tokens, TOP: top}, figures, last, state)
+    return kept, before

@@ -15,6 +15,7 @@ measured sections stay sized by their worst case. docs/pagination.md.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import hashlib
@@ -42,6 +43,7 @@ from django_sitemaps_plus.reads import BATCH_ROWS
 if TYPE_CHECKING:
     from django.core.cache import BaseCache
 
+    from django_sitemaps_plus import kept_figures
     from django_sitemaps_plus.sections import ModelSection, Section
     from django_sitemaps_plus.sites import SiteContext
 
@@ -49,6 +51,20 @@ logger = logging.getLogger("django_sitemaps_plus")
 
 #: (key, URLs, bytes, lastmod text) of one measured row.
 Measured = tuple[int, int, int, "str | None"]
+
+
+@dataclass(frozen=True)
+class Laid:
+    """A section's files, as ``Section.compute_layout`` made them, and what
+    it needs to make them again from them (``pagination.repack``)."""
+
+    spans: list[pagination.Span]
+    #: The kept block figures the files were packed from, one block a unit
+    #: (``kept_figures.Reading.state``); None: not to be packed again in part.
+    source: str | None = None
+    #: The URLs of those blocks, and how they were sized (``file_sizing``).
+    urls: int = 0
+    sizing: str = ""
 
 
 def current(section: Section, site: SiteContext, refresh: bool = False) -> list[pagination.Span]:
@@ -68,12 +84,14 @@ def remembered(
     ``Last-Modified``.
 
     Kept under the site and the section's settings, not its version: a file
-    is always the one the latest index listed.
+    is always the one the latest index listed. Computed from the one kept
+    (``compute_layout``'s ``previous``), packed again only where blocks moved.
     """
     key = _layout_key(signature(section, site))
     versioned = conf.CACHE and not conf.CACHE_FRESHNESS_CHECK
     cache: BaseCache | None = None
     stamp: str | None = None
+    held: Any = None
     try:
         cache = quiet.get_cache()
         version_keys = versions.version_keys([section]) if versioned else []
@@ -82,20 +100,22 @@ def remembered(
             # Read before the layout is computed: a save during it leaves
             # the layout kept with an older stamp, so it is not taken as current.
             stamp = versions.version_stamp(cache, [section], found)
-        held = None if refresh else found.get(key)
+        held = found.get(key)
     except quiet.CacheDown:
-        cache, held = None, None  # laid out anew
-    if isinstance(held, tuple) and len(held) == 2:
-        spans, kept_stamp = held
+        cache = None  # laid out anew
+    previous = held[0] if isinstance(held, tuple) and len(held) == 2 else None
+    if not isinstance(previous, Laid):
+        previous = None
+    elif not refresh:
         if cache is not None and _ranges_key(key) not in found:
-            _keep(cache, {_ranges_key(key): _ranges(spans)})  # evicted alone
-        return cast("list[pagination.Span]", spans), stamp is not None and kept_stamp == stamp
-    spans = section.compute_layout(site)
+            _keep(cache, {_ranges_key(key): _ranges(previous.spans)})  # evicted alone
+        return previous.spans, stamp is not None and held[1] == stamp
+    laid = section.compute_layout(site, previous)
     if cache is not None:
         # Beside it, each file's key range alone: what a cached file's
         # lookup reads (``file_scope``), a few bytes per file.
-        _keep(cache, {key: (spans, stamp), _ranges_key(key): _ranges(spans)})
-    return spans, True
+        _keep(cache, {key: (laid, stamp), _ranges_key(key): _ranges(laid.spans)})
+    return laid.spans, True
 
 
 def _ranges(spans: Sequence[pagination.Span]) -> tuple[tuple[int | None, int], ...]:
@@ -556,11 +576,7 @@ def bounded_units(
     blocks are the units: no legal URL is left out, however long its entries.
     """
     room = section.measured_room()
-
-    def unit(last_key: int, f: blocks.BlockFigures) -> pagination.Unit:
-        urls = section.figure_urls(f)
-        return pagination.Unit(last_key, urls, urls * entry_bound(f), f.lastmod, f.undated)
-
+    unit = bounded_unit(section, entry_bound)
     units = [unit(block * width, f) for block, f in sorted(figures.items())]
     oversized = {(u.last_key - 1) // width + 1 for u in units if u.size > room}
     if not oversized:
@@ -577,6 +593,110 @@ def bounded_units(
         if (sub * narrow - 1) // width + 1 in oversized:
             units.append(unit(sub * narrow, f))
     return sorted(units, key=lambda u: u.last_key)
+
+
+def bounded_unit(
+    section: ModelSection, entry_bound: Callable[[blocks.BlockFigures], int]
+) -> Callable[[int, blocks.BlockFigures], pagination.Unit]:
+    """The unit of the rows up to a last key with ``figures``, sized by
+    ``entry_bound`` (``bounded_units``); by count with ``entry_bound`` None."""
+
+    def unit(last_key: int, f: blocks.BlockFigures) -> pagination.Unit:
+        urls = section.figure_urls(f)
+        return pagination.Unit(last_key, urls, urls * entry_bound(f), f.lastmod, f.undated)
+
+    return unit
+
+
+def lay_out_blocks(
+    section: ModelSection,
+    site: SiteContext,
+    width: int,
+    reading: kept_figures.Reading,
+    previous: Laid | None,
+) -> Laid:
+    """A model section's files from its blocks' figures (``reading``), each
+    block sized as ``file_sizing()`` says (by its bound from SQL, or by its
+    kept measured pieces, else its worst case) unless the URL count alone
+    sizes files, packed; nothing rendered. When ``previous`` was packed
+    from the kept figures ``reading`` brought up to date, one block a unit,
+    only the files around the blocks that moved are packed again
+    (``pagination.repack``): the cost of a save, not of the section."""
+    figures = reading.figures
+    if not figures:
+        return Laid([], reading.state)
+    end_key = next(reversed(figures)) * width
+    since = previous if previous is not None and previous.source == reading.base else None
+    if since is not None and reading.base is not None:
+        urls = (
+            since.urls
+            + sum(section.figure_urls(f) if f is not None else 0 for f in _now(reading).values())
+            - sum(section.figure_urls(f) for f in reading.before.values() if f is not None)
+        )
+    else:
+        since = None
+        urls = sum(section.figure_urls(f) for f in figures.values())
+    if not section.measures_files() or section.fits_unmeasured(urls):
+        unit = bounded_unit(section, lambda f: 0)
+        return _blocks_packed(section, reading, width, unit, since, urls, "count", end_key)
+    bound = location_bound(section)
+    # Blocks read under the same settings have the same fields measured.
+    checked = figures.values() if since is None else _now(reading).values()
+    if bound is None or not all(
+        f is None or len(f.field_bytes) == len(bound.paths) for f in checked
+    ):
+        units = measured_units(section, figures, width, site)
+        return Laid(pack_measured(section, units, end_key), None, urls, "measure")
+    unit = bounded_unit(section, location_entry_bound(section, site, bound))
+    room = section.measured_room()
+    if since is not None and all(
+        f is None or unit(block * width, f).size <= room for block, f in _now(reading).items()
+    ):
+        return _blocks_packed(section, reading, width, unit, since, urls, "bound", end_key)
+    units = bounded_units(section, figures, width, site, location_entry_bound(section, site, bound))
+    # Blocks a bound split (read again as narrower ones) are not one a unit.
+    whole = all(u.last_key % width == 0 for u in units)
+    spans = pack_measured(section, units, end_key)
+    return Laid(spans, reading.state if whole else None, urls, "bound")
+
+
+def _now(reading: kept_figures.Reading) -> dict[int, blocks.BlockFigures | None]:
+    """The figures now of the blocks that moved (None: no row now)."""
+    return {block: reading.figures.get(block) for block in reading.before}
+
+
+def _blocks_packed(
+    section: ModelSection,
+    reading: kept_figures.Reading,
+    width: int,
+    unit: Callable[[int, blocks.BlockFigures], pagination.Unit],
+    since: Laid | None,
+    urls: int,
+    sizing: str,
+    end_key: int,
+) -> Laid:
+    """The files of ``reading``'s blocks, one a unit: packed again from
+    ``since`` where blocks moved when it is of the same sizing, else packed."""
+    figures = reading.figures
+    order = list(figures)
+    measured = sizing != "count"
+
+    def units_after(key: int | None) -> Iterator[pagination.Unit]:
+        start = 0 if key is None else bisect.bisect_right(order, key // width)
+        for block in islice(order, start, None):
+            yield unit(block * width, figures[block])
+
+    limit, room = section.get_limit(), section.measured_room() if measured else 0
+    if since is not None and since.sizing == sizing:
+        changed = [block * width for block in reading.before]
+        spans = pagination.repack(
+            since.spans, units_after, changed, limit, room, end_key, measured=measured
+        )
+    else:
+        spans = pagination.pack(units_after(None), limit, room, end_key, measured=measured)
+    if measured and figures and not spans:
+        no_url_error(section, "it", "the section")
+    return Laid(spans, reading.state, urls, sizing)
 
 
 def narrower_width(width: int, keys: int) -> int:

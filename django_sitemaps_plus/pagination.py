@@ -48,8 +48,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Final
 
 from django_sitemaps_plus import protocol, xml
@@ -127,8 +127,20 @@ def pack(
     that block later still belong to it. Units of no URL (rows that render
     nothing) join whichever file they fall in; a section of none has no file.
     """
-    spans: list[Span] = []
-    after: int | None = None
+    return list(_packed(units, max_urls, room, end_key, measured, None, 1))
+
+
+def _packed(
+    units: Iterable[Unit],
+    max_urls: int,
+    room: int,
+    end_key: int,
+    measured: bool,
+    after: int | None,
+    number: int,
+) -> Iterator[Span]:
+    """``pack``'s files one by one, from the file ``number`` that starts
+    after key ``after``: a file is yielded once the unit after it is read."""
     urls = size = 0
     lastmods: list[LastmodValue] = []
     undated = False
@@ -137,8 +149,8 @@ def pack(
     for unit in units:
         if urls and (urls + unit.urls > max_urls or (measured and size + unit.size > room)):
             lastmod = file_lastmod(latest(lastmods), undated)
-            known = _known(size, measured)
-            spans.append(Span(len(spans) + 1, after, last, urls, lastmod, known, rendered))
+            yield Span(number, after, last, urls, lastmod, _known(size, measured), rendered)
+            number += 1
             after, urls, size, lastmods, undated, rendered = last, 0, 0, [], False, measured
         urls += unit.urls
         size += unit.size
@@ -149,10 +161,74 @@ def pack(
     if urls:
         lastmod = file_lastmod(latest(lastmods), undated)
         end = max(last, end_key)
-        spans.append(
-            Span(len(spans) + 1, after, end, urls, lastmod, _known(size, measured), rendered)
-        )
+        yield Span(number, after, end, urls, lastmod, _known(size, measured), rendered)
+
+
+def repack(
+    previous: Sequence[Span],
+    units_after: Callable[[int | None], Iterable[Unit]],
+    changed: Iterable[int],
+    max_urls: int,
+    room: int,
+    end_key: int,
+    *,
+    measured: bool = True,
+) -> list[Span]:
+    """What ``pack`` makes of the units now, from ``previous``, what it made
+    of them before the units ending at the keys ``changed`` were added,
+    removed or changed: packed again only from the file before the one
+    holding a change until a file ends where one of ``previous`` ended, past which the files
+    are ``previous``' own (renumbered). Greedy packing from a file's start
+    depends on the units after it only, so the files are ``pack``'s, at the
+    cost of the files around the changes, not of the section.
+    ``units_after(key)``: the units whose last key is past ``key``, in order.
+    """
+    pending = sorted(changed)
+    if not previous:
+        return pack(units_after(None), max_urls, room, end_key, measured=measured)
+    ends = {span.last: index for index, span in enumerate(previous)}
+    spans: list[Span] = []
+    index = change = 0
+    while change < len(pending):
+        # Packed again from the file before the one holding the change (it
+        # ended where the unit after it did not fit: that unit may have
+        # moved); the last file takes in what comes after it.
+        while index < len(previous) - 1 and previous[index + 1].last < pending[change]:
+            spans.append(_renumbered(previous[index], len(spans) + 1))
+            index += 1
+        after = previous[index].after
+        units = units_after(after)
+        index = len(previous)  # packed to the end, unless a file ends as one did
+        copied = len(spans)
+        for span in _packed(units, max_urls, room, end_key, measured, after, copied + 1):
+            spans.append(span)
+            while change < len(pending) and pending[change] <= span.last:
+                change += 1
+            ended = ends.get(span.last)
+            # Ending as file ``ended`` did: the files after it are kept, up to
+            # the one before the next change (packing on is cheaper when none is).
+            if (
+                ended is not None
+                and ended < len(previous) - 1
+                and (
+                    change == len(pending)
+                    or (ended + 2 < len(previous) and previous[ended + 2].last < pending[change])
+                )
+            ):
+                index = ended + 1
+                break
+        else:
+            if copied and len(spans) == copied:
+                # No URL left past the files kept: the last of them ends
+                # the section now (at ``end_key``), as ``pack`` would make it.
+                return pack(units_after(None), max_urls, room, end_key, measured=measured)
+            return spans
+    spans.extend(_renumbered(span, len(spans) + 1) for span in previous[index:])
     return spans
+
+
+def _renumbered(span: Span, number: int) -> Span:
+    return span if span.number == number else replace(span, number=number)
 
 
 def _known(size: int, measured: bool) -> int | None:

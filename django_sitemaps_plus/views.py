@@ -29,7 +29,7 @@ from django.http import (
     HttpResponseBase,
     HttpResponsePermanentRedirect,
 )
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus import layout, names, pagination, protocol, responses, storage, xml
@@ -89,12 +89,29 @@ def _url_name(request: HttpRequest, name: str) -> str:
     return f"{namespace}:{name}"
 
 
-def file_url(request: HttpRequest, site: SiteContext, section: str, page: int, ext: str) -> str:
-    """The absolute URL of one section file."""
-    name = "section" if ext == "xml" else "section_txt"
-    return site.absolute(
-        reverse(_url_name(request, name), kwargs={"section": section, "page": page})
-    )
+#: A page number no file has: reversed once per section and replaced by each
+#: file's number, so an index of 200 files costs one ``reverse()`` a section,
+#: not 200 (a fifth of the index's time after a save at 10^7 rows).
+PAGE_PLACEHOLDER = 987_654_321
+
+
+def file_urls(
+    request: HttpRequest, site: SiteContext, section: str, ext: str
+) -> Callable[[int], str]:
+    """The absolute URL of each file of ``section``, by its number."""
+    name = _url_name(request, "section" if ext == "xml" else "section_txt")
+
+    def reversed_url(page: int) -> str:
+        return site.absolute(reverse(name, kwargs={"section": section, "page": page}))
+
+    try:
+        url = reversed_url(PAGE_PLACEHOLDER)
+    except NoReverseMatch:
+        return reversed_url  # a project's own pattern, narrower than ours
+    head, found, tail = url.partition(str(PAGE_PLACEHOLDER))
+    if not found or str(PAGE_PLACEHOLDER) in tail:
+        return reversed_url  # the number written otherwise, or twice
+    return lambda page: f"{head}{page}{tail}"
 
 
 def stylesheet_href(request: HttpRequest) -> str | None:
@@ -175,9 +192,9 @@ def _index(request: HttpRequest) -> Served:
         for section, pages in all_pages():
             name = section.get_name()
             # A contrib sitemap's own protocol names its files too, as in contrib.
-            own = section.own_site(site)
+            file_url = file_urls(request, section.own_site(site), name, "xml")
             for page in pages:
-                loc = file_url(request, own, name, page.number, "xml")
+                loc = file_url(page.number)
                 entries.append(xml.IndexedFile(loc, format_w3c(page.lastmod), page.url_count))
                 lastmods.append(page.lastmod)
                 expiries.append(section.page_expires_at(page, site))

@@ -309,3 +309,53 @@ def test_a_section_that_changes_with_time_keeps_no_figures(settings):
     assert kept_figures.keeps(ModelSection(Article))
     settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": False}
     assert not kept_figures.keeps(ModelSection(Article))
+
+
+@pytest.fixture
+def units_made(monkeypatch) -> list[int]:
+    """The last key of every unit the layout makes of a block (one list for all)."""
+    made: list[int] = []
+    real = layout.bounded_unit
+
+    def bounded_unit(section, entry_bound):  # type: ignore[no-untyped-def]
+        unit = real(section, entry_bound)
+
+        def counted(last_key, figures):  # type: ignore[no-untyped-def]
+            made.append(last_key)
+            return unit(last_key, figures)
+
+        return counted
+
+    monkeypatch.setattr(layout, "bounded_unit", bounded_unit)
+    return made
+
+
+def test_after_a_save_only_the_files_around_its_block_are_packed_again(read_blocks, units_made):
+    """The layout after a save is packed again from the file before the
+    saved block's (``pagination.repack``), not from every block: the same
+    files as a full pass, at a cost that does not grow with the section."""
+    articles(200, updated_at=at(1))  # 100 blocks of 2 keys, 20 files of 10 URLs
+    index()
+    assert len(units_made) == 100
+    fetch("/sitemap-articles-1.xml")
+    for pk, day in ((101, 9), (3, 10), (199, 11), (200, 12)):
+        units_made.clear()
+        save(pk, day)
+        after = index()
+        # Two files of five blocks and the block that did not fit, at most.
+        assert 0 < len(units_made) <= 11, (pk, sorted(units_made))
+        assert after == full_pass()
+        index()  # kept again: the next save packs from it
+
+
+def test_rows_added_and_deleted_pack_the_files_again_as_a_full_pass(read_blocks):
+    articles(60, updated_at=at(1))
+    index()
+    fetch("/sitemap-articles-1.xml")
+    Article.objects.filter(pk__in=[11, 12, 13]).delete()  # a file gets fewer URLs
+    assert index() == full_pass()
+    for pk in range(61, 68):  # new rows past the last block
+        Article.objects.create(pk=pk, title="n", slug=f"new-{pk}", updated_at=at(5))
+    assert index() == full_pass()
+    Article.objects.filter(pk__gt=40).delete()  # the last files go
+    assert index() == full_pass()

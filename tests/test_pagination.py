@@ -579,3 +579,51 @@ def test_the_layout_measures_what_the_file_writes(values, section):
     assert len(urls) == len(sizes) == len(rows)
     assert sum(urls) == len(written)
     assert sum(sizes) == len("".join(written).encode())
+
+
+# Packing again where units moved (``pagination.repack``) ------------------------
+
+_UNIT = st.tuples(
+    st.integers(min_value=1, max_value=40),  # URLs
+    st.integers(min_value=1, max_value=400),  # bytes
+    st.integers(min_value=0, max_value=50),  # lastmod: a day
+    st.booleans(),  # undated
+)
+
+
+def _units(by_block: dict[int, tuple[int, int, int, bool]]) -> list[pagination.Unit]:
+    import datetime as dt
+
+    day = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    return [
+        pagination.Unit(block * 10, urls, size, day + dt.timedelta(days=d), undated)
+        for block, (urls, size, d, undated) in sorted(by_block.items())
+    ]
+
+
+@given(
+    before=st.dictionaries(st.integers(min_value=1, max_value=60), _UNIT, max_size=60),
+    moves=st.dictionaries(
+        st.integers(min_value=1, max_value=70), st.one_of(st.none(), _UNIT), max_size=8
+    ),
+    measured=st.booleans(),
+)
+def test_packing_again_where_units_moved_makes_the_files_a_full_pack_makes(before, moves, measured):
+    """Whatever units are added, removed or changed, packing again from the
+    previous files gives exactly the files of packing every unit anew
+    (numbers, edges, counts, sizes and lastmods), so an index after a save
+    lists what it would have listed after a cache flush."""
+    after = {b: u for b, u in {**before, **moves}.items() if u is not None}
+    changed = [block * 10 for block in moves if before.get(block) != moves[block]]
+    old_end, new_end = max(before, default=0) * 10, max(after, default=0) * 10
+    previous = pagination.pack(_units(before), 100, 1000, old_end, measured=measured)
+    units = _units(after)
+
+    def units_after(key):
+        return [u for u in units if key is None or u.last_key > key]
+
+    expected = pagination.pack(units, 100, 1000, new_end, measured=measured)
+    assert (
+        pagination.repack(previous, units_after, changed, 100, 1000, new_end, measured=measured)
+        == expected
+    )

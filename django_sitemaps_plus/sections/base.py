@@ -493,16 +493,18 @@ class Section:
         rows = items[span.after or 0 : span.last].iterator(chunk_size=BATCH_ROWS)
         return [self.lastmod(item) for item in rows]
 
-    def compute_layout(self, site: SiteContext) -> list[pagination.Span]:
+    def compute_layout(self, site: SiteContext, previous: layout.Laid | None = None) -> layout.Laid:
         """The section's files, computed now (``layout.remembered`` keeps them
-        with the index): a QuerySet few enough to fit one file is laid out by
-        its count (one ``COUNT``, nothing rendered), anything else measured."""
+        with the index; ``previous``: the ones it kept, if any): a QuerySet
+        few enough to fit one file is laid out by its count (one ``COUNT``,
+        nothing rendered), anything else measured."""
         items = call_with_site(self.items, site)
         if isinstance(items, models.QuerySet):
             count = items.count()
             if self.fits_unmeasured(count * self.urls_per_item()):
-                return counted_spans(count, self.items_per_file(), self.urls_per_item())
-        return layout.measured_items(self, items, site)
+                spans = counted_spans(count, self.items_per_file(), self.urls_per_item())
+                return layout.Laid(spans)
+        return layout.Laid(layout.measured_items(self, items, site))
 
     def measured_room(self) -> int:
         """Bytes a measured file's entries are packed to (``MEASURED_FILL``

@@ -152,32 +152,13 @@ class ModelSection(Section):
         # cache), and kept for the files.
         return [span_info(span) for span in layout.current(self, site, refresh=True)]
 
-    def compute_layout(self, site: SiteContext) -> list[pagination.Span]:
-        """The section's files: its blocks' figures (``kept_figures``), each
-        block sized as ``file_sizing()`` says (by its bound from SQL, or by
-        its kept measured pieces, else its worst case) unless the URL count
-        alone sizes files, packed. Nothing is rendered."""
+    def compute_layout(self, site: SiteContext, previous: layout.Laid | None = None) -> layout.Laid:
+        """The section's files: its blocks' figures (``kept_figures``)
+        packed (``layout.lay_out_blocks``; again only where blocks moved
+        since ``previous``). Nothing is rendered."""
         width = self.block_width()
-        figures = kept_figures.block_figures(self, site, width)
-        if not figures:
-            return []
-        end_key = max(figures) * width
-        urls = sum(self.figure_urls(f) for f in figures.values())
-        if self.measures_files() and not self.fits_unmeasured(urls):
-            bound = layout.location_bound(self)
-            if bound is not None and all(
-                len(f.field_bytes) == len(bound.paths) for f in figures.values()
-            ):
-                entry_bound = layout.location_entry_bound(self, site, bound)
-                units = layout.bounded_units(self, figures, width, site, entry_bound)
-            else:
-                units = layout.measured_units(self, figures, width, site)
-            return layout.pack_measured(self, units, end_key)
-        units = [
-            pagination.Unit(block * width, self.figure_urls(f), 0, f.lastmod, f.undated)
-            for block, f in sorted(figures.items())
-        ]
-        return pagination.pack(units, self.get_limit(), 0, end_key, measured=False)
+        reading = kept_figures.read(self, site, width)
+        return layout.lay_out_blocks(self, site, width, reading, previous)
 
     # Hooks of the layout: a section whose rows are not its model's own
     # (django CMS: page contents keyed by their page) answers these.
