@@ -26,6 +26,11 @@ Tokens are always read (and made, when missing) before the rows, so a save
 during a read, or one whose tokens an eviction took away, is seen by the next
 one.
 
+The figures are stored on shelves of ``SHELF_BLOCKS`` blocks, each its own
+cache entry named by an id in the ``Kept`` entry: a save rewrites its
+block's shelf, not every block's figures, and a process reads again only
+the shelves whose id it has not seen (docs/caching.md).
+
 Figures are kept only where tokens follow the rows: with ``CACHE`` on
 (saves bump tokens only then), without ``CACHE_FRESHNESS_CHECK`` (which
 asks to see every write at once) and for a section whose rows do not change
@@ -55,9 +60,18 @@ TOP: versions.TokenPlace = (versions.BLOCK_LEVELS - 1, 0)
 _FORMAT = tuple(field.name for field in dataclasses.fields(blocks.BlockFigures))
 
 
+#: Blocks one cache entry of figures holds (a shelf): a save writes its
+#: block's shelf again, not every block's figures (1,000 blocks at 10^7 rows).
+SHELF_BLOCKS = 50
+#: Shelves this process read or wrote: (id, figures) by cache key. An id is
+#: never reused, so a shelf seen under its id is not read and unpickled again.
+_seen: dict[str, tuple[str, dict[int, blocks.BlockFigures]]] = {}
+_SEEN_MOST = 4_096
+
+
 @dataclass(frozen=True)
 class Kept:
-    """A section's block figures, with what they were read under."""
+    """What a section's block figures were read under, and where they are."""
 
     #: ``time.time()`` of the last full pass (``CACHE_RECONCILE`` counts from it).
     read_at: float
@@ -66,12 +80,14 @@ class Kept:
     #: The block tokens read (or made) before the figures, by place; a place
     #: not here was not read (past the last block, above the levels compared).
     tokens: dict[versions.TokenPlace, str]
-    figures: dict[int, blocks.BlockFigures]
     #: The last block the figures were read to: past it, every block is read.
     past: int
     #: A new id each time the figures are read or brought up to date: what a
     #: layout packed from them names (``Reading.base``).
     state: str
+    #: The id of each shelf of figures (``SHELF_BLOCKS`` blocks), by number:
+    #: the ``state`` that last wrote it.
+    shelves: dict[int, str]
 
 
 @dataclass(frozen=True)
@@ -101,7 +117,9 @@ def keeps(section: ModelSection) -> bool:
 def figures_key(section: ModelSection, site: SiteContext, width: int) -> str:
     """The cache key of the section's kept figures: by the site, the
     language and the section's settings (``layout.signature``), as its layout."""
-    return pagination.fingerprint_key("figures", layout.signature(section, site), width, _FORMAT)
+    return pagination.fingerprint_key(
+        "figures", layout.signature(section, site), width, _FORMAT, SHELF_BLOCKS
+    )
 
 
 def block_figures(
@@ -136,22 +154,37 @@ def read(section: ModelSection, site: SiteContext, width: int) -> Reading:
         every, files, top = versions.versions_of(cache, names, found)
         stamp = (every, files, found.get(generation_key))
         held = found.get(key)
+        kept_figures = None
         if isinstance(held, Kept) and _current(held, stamp):
+            kept_figures = _shelved(cache, key, held)
+        if kept_figures is not None:
             if held.tokens.get(TOP) == top:
-                return Reading(held.figures, held.state, held.state)  # nothing saved since
-            kept, before = _read_moved(section, site, width, held, top)
-            reading = Reading(kept.figures, kept.state, held.state, before)
+                return Reading(kept_figures, held.state, held.state)  # nothing saved since
+            kept, figures, before = _read_moved(section, site, width, held, kept_figures, top)
+            reading = Reading(figures, kept.state, held.state, before)
+            written = {_shelf_of(block) for block in before}
         else:
             last = section.last_block(site, width)
             # Every block's token, before the rows.
             tokens = {**versions.moved_blocks(name, width, last, None)[1], TOP: top}
             figures = section.block_figures(site, width, last)
-            kept = Kept(time.time(), stamp, tokens, figures, last, uuid.uuid4().hex)
+            state = uuid.uuid4().hex
+            written = {_shelf_of(block) for block in figures}
+            kept = Kept(
+                time.time(), stamp, tokens, last, state, dict.fromkeys(sorted(written), state)
+            )
             reading = Reading(figures, kept.state)
     except quiet.CacheDown:
         # Logged by the breaker.
         return Reading(section.block_figures(site, width, section.last_block(site, width)))
-    quiet.quietly(None, cache, "set", key, kept, timeout=pagination.PIECES_TIMEOUT)
+    entries: dict[str, Any] = {key: kept}
+    for shelf in written & kept.shelves.keys():
+        shelf_figures = {
+            b: reading.figures[b] for b in _shelf_blocks(shelf) if b in reading.figures
+        }
+        entries[_shelf_key(key, shelf)] = (kept.state, shelf_figures)
+    quiet.quietly(None, cache, "set_many", entries, timeout=pagination.PIECES_TIMEOUT)
+    _remember({k: v for k, v in entries.items() if k != key})
     return reading
 
 
@@ -164,15 +197,21 @@ def _current(held: Kept, stamp: tuple[Any, ...]) -> bool:
 
 
 def _read_moved(
-    section: ModelSection, site: SiteContext, width: int, held: Kept, top: str
-) -> tuple[Kept, dict[int, blocks.BlockFigures | None]]:
+    section: ModelSection,
+    site: SiteContext,
+    width: int,
+    held: Kept,
+    held_figures: dict[int, blocks.BlockFigures],
+    top: str,
+) -> tuple[Kept, dict[int, blocks.BlockFigures], dict[int, blocks.BlockFigures | None]]:
     """``held`` with the blocks whose tokens moved, and those past its
-    last block, read again (``top``: the top token, read before them); and
-    ``held``'s figures of each block that differs now (``Reading.before``)."""
+    last block, read again (``top``: the top token, read before them): the
+    new ``Kept``, the figures, and ``held``'s figures of each block that
+    differs now (``Reading.before``)."""
     last = section.last_block(site, width)
     moved, tokens = versions.moved_blocks(section.get_name(), width, last, held.tokens)
     fresh = section.block_figures(site, width, last, moved, held.past)
-    figures = dict(held.figures)
+    figures = dict(held_figures)
     # Read again: the moved blocks and every block past ``held.past``; a
     # block read again that has no row now is gone, as is any past ``last``.
     gone = {b for b in figures if b > last or b in moved or b > held.past} - fresh.keys()
@@ -183,8 +222,62 @@ def _read_moved(
             figures[block] = found
     if any(figures_then is None for figures_then in before.values()):
         figures = dict(sorted(figures.items()))  # a block that had no row has some
-    elif not before:
-        figures = held.figures
     state = uuid.uuid4().hex if before else held.state
-    kept = Kept(held.read_at, held.stamp, {**held.tokens, **tokens, TOP: top}, figures, last, state)
-    return kept, before
+    shelves = dict(held.shelves)
+    for shelf in {_shelf_of(block) for block in before}:
+        shelves.pop(shelf, None)
+        if any(b in figures for b in _shelf_blocks(shelf)):
+            shelves[shelf] = state
+    kept = Kept(
+        held.read_at,
+        held.stamp,
+        {**held.tokens, **tokens, TOP: top},
+        last,
+        state,
+        dict(sorted(shelves.items())),
+    )
+    return kept, figures, before
+
+
+def _shelf_of(block: int) -> int:
+    return (block - 1) // SHELF_BLOCKS
+
+
+def _shelf_blocks(shelf: int) -> range:
+    return range(shelf * SHELF_BLOCKS + 1, (shelf + 1) * SHELF_BLOCKS + 1)
+
+
+def _shelf_key(key: str, shelf: int) -> str:
+    return f"{key}:{shelf}"
+
+
+def _shelved(cache: Any, key: str, held: Kept) -> dict[int, blocks.BlockFigures] | None:
+    """``held``'s figures from its shelves: the ones this process saw under
+    their id, the others read from the cache; None when one is missing or
+    of another id (evicted, or written by an update of another process since)."""
+    shelves: dict[int, dict[int, blocks.BlockFigures]] = {}
+    wanted: dict[str, tuple[int, str]] = {}
+    for shelf, shelf_id in held.shelves.items():
+        seen = _seen.get(_shelf_key(key, shelf))
+        if seen is not None and seen[0] == shelf_id:
+            shelves[shelf] = seen[1]
+        else:
+            wanted[_shelf_key(key, shelf)] = (shelf, shelf_id)
+    if wanted:
+        found = quiet.call(cache, "get_many", list(wanted))
+        for shelf_key, (shelf, shelf_id) in wanted.items():
+            value = found.get(shelf_key)
+            if not (isinstance(value, tuple) and len(value) == 2 and value[0] == shelf_id):
+                return None
+            shelves[shelf] = value[1]
+        _remember({k: found[k] for k in wanted})
+    figures: dict[int, blocks.BlockFigures] = {}
+    for shelf in sorted(shelves):
+        figures.update(shelves[shelf])
+    return figures
+
+
+def _remember(shelves: dict[str, tuple[str, dict[int, blocks.BlockFigures]]]) -> None:
+    if len(_seen) + len(shelves) > _SEEN_MOST:
+        _seen.clear()
+    _seen.update(shelves)

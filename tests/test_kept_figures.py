@@ -359,3 +359,51 @@ def test_rows_added_and_deleted_pack_the_files_again_as_a_full_pass(read_blocks)
     assert index() == full_pass()
     Article.objects.filter(pk__gt=40).delete()  # the last files go
     assert index() == full_pass()
+
+
+@pytest.fixture
+def shelves_of_five(monkeypatch) -> Iterator[None]:
+    """Shelves of five blocks, none seen by this process yet."""
+    monkeypatch.setattr(kept_figures, "SHELF_BLOCKS", 5)
+    monkeypatch.setattr(kept_figures, "_seen", {})
+    yield
+
+
+def kept_header() -> Any:
+    section = site.get("articles")
+    assert isinstance(section, ModelSection)
+    key = kept_figures.figures_key(section, SiteContext("https://example.com"), 2)
+    return key, get_cache().get(key)
+
+
+def test_a_save_writes_the_shelf_of_its_block_only(read_blocks, shelves_of_five):
+    articles(60, updated_at=at(1))  # 30 blocks: 6 shelves of 5
+    index()
+    key, before = kept_header()
+    assert sorted(before.shelves) == [0, 1, 2, 3, 4, 5]
+    fetch("/sitemap-articles-1.xml")
+    save(23, 9)  # block 12: shelf 2
+    index()
+    _, after = kept_header()
+    moved = {shelf for shelf in after.shelves if after.shelves[shelf] != before.shelves[shelf]}
+    assert moved == {2}
+    assert get_cache().get(f"{key}:2")[0] == after.state
+
+
+def test_a_shelf_evicted_or_rewritten_elsewhere_means_a_full_pass(read_blocks, shelves_of_five):
+    articles(60, updated_at=at(1))
+    index()
+    fetch("/sitemap-articles-1.xml")
+    key, _ = kept_header()
+    for lose_shelf in (
+        lambda: get_cache().delete(f"{key}:4"),  # evicted
+        lambda: get_cache().set(f"{key}:4", ("another process's", {})),
+    ):
+        lose_shelf()
+        kept_figures._seen.clear()  # as in another process
+        read_blocks.clear()
+        save(3, 9)
+        body = index()
+        assert read_blocks == [list(range(1, 31))]  # every block read again
+        assert body == full_pass()
+        index()
