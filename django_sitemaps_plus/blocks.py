@@ -75,7 +75,7 @@ class BlockFigures:
     latest lastmod, and whether any row has none (the block's fingerprint);
     and, when asked for (``byte_paths``), the longest value in bytes of each
     field its locations are spliced from (0: none has one), which bounds
-    its files' bytes (``layout.bounded_units``)."""
+    its files' bytes (``bounds.bounded_units``)."""
 
     count: int
     key_sum: int

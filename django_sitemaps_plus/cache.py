@@ -130,7 +130,7 @@ class BlockScope:
 
     section: str
     width: int
-    #: A hash of ``layout.signature``: a changed setting makes every file cold.
+    #: A hash of ``fingerprints.signature``: a changed setting makes every file cold.
     signature: str
     #: The cache key of the kept layout's file key ranges.
     layout_key: str

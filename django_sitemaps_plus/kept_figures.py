@@ -46,7 +46,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django_sitemaps_plus import blocks, layout, pagination, quiet, versions
+from django_sitemaps_plus import blocks, fingerprints, pagination, quiet, versions
 from django_sitemaps_plus.conf import conf
 
 if TYPE_CHECKING:
@@ -116,9 +116,9 @@ def keeps(section: ModelSection) -> bool:
 
 def figures_key(section: ModelSection, site: SiteContext, width: int) -> str:
     """The cache key of the section's kept figures: by the site, the
-    language and the section's settings (``layout.signature``), as its layout."""
+    language and the section's settings (``fingerprints.signature``), as its layout."""
     return pagination.fingerprint_key(
-        "figures", layout.signature(section, site), width, _FORMAT, SHELF_BLOCKS
+        "figures", fingerprints.signature(section, site), width, _FORMAT, SHELF_BLOCKS
     )
 
 
@@ -146,7 +146,7 @@ def read(section: ModelSection, site: SiteContext, width: int) -> Reading:
         versions.files_token(name),
         versions.top_token(name, width),
     ]
-    generation_key = layout.generation_key(section)
+    generation_key = fingerprints.generation_key(section)
     try:
         cache = quiet.get_cache()
         keys = [key, *versions.token_keys(names), generation_key]

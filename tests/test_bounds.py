@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from django_sitemaps_plus import ModelSection, blocks, layout, protocol, register, render
+from django_sitemaps_plus import ModelSection, blocks, bounds, measuring, protocol, register, render
 from django_sitemaps_plus.extensions import Images
 from django_sitemaps_plus.sites import SiteContext
 from tests.test_pagination import (
@@ -26,7 +26,7 @@ from tests.test_pagination import (
     bulk_articles,
 )
 from tests.testapp.models import Article, Author, UuidThing
-from tests.utils import fetch, locs, measuring
+from tests.utils import fetch, locs, measured_runs
 
 pytestmark = pytest.mark.django_db
 
@@ -134,9 +134,9 @@ def test_the_bound_is_never_below_what_a_block_renders(values, section_class):
     )
     section = section_class()
     width = 3
-    bound = layout.location_bound(section)
+    bound = bounds.location_bound(section)
     assert bound is not None
-    entry_bound = layout.location_entry_bound(section, SITE, bound)
+    entry_bound = bounds.location_entry_bound(section, SITE, bound)
     articles = Article.objects.all()
     found = blocks.figures(
         articles,
@@ -165,7 +165,7 @@ def test_a_cold_index_renders_nothing_and_keeps_files_of_50000_urls(registry, mo
     register(Slugs, lastmod_fields=["updated_at"])
     bulk_articles(60_000)
     counts = rendered(monkeypatch)
-    blocks_measured = measuring(monkeypatch)
+    blocks_measured = measured_runs(monkeypatch)
     with CaptureQueriesContext(connection) as cold:
         _, index = fetch("/sitemap.xml")
     assert len(locs(index)) == 2
@@ -184,7 +184,7 @@ def test_with_ordinary_slugs_the_bound_lays_files_out_as_measuring_does(registry
     bounded = Slugs(limit=5_000)
     assert bounded.file_sizing() == "bound"
     measured = Located(limit=5_000)
-    assert layout.measure_blocks(measured, SITE) == 13
+    assert measuring.measure_blocks(measured, SITE) == 13
 
     def files(section: ModelSection) -> list[tuple[Any, ...]]:
         spans = [page.prepared for page in section.index_pages(SITE)]
@@ -225,7 +225,7 @@ def test_an_index_never_measures_and_measure_sitemaps_fills_the_files(
     section = Located(limit=50)  # blocks of ten keys
     register(section)
     bulk_articles(1_000)
-    calls = measuring(monkeypatch)
+    calls = measured_runs(monkeypatch)
     with caplog.at_level("INFO", logger="django_sitemaps_plus"):
         worst_case = all_files(fetch("/sitemap.xml")[1])
     assert calls == []
@@ -244,7 +244,7 @@ def test_an_index_never_measures_and_measure_sitemaps_fills_the_files(
     assert assert_within_limits(measured) == expected
     assert len(measured) < len(worst_case)
     # Measured already: the command renders nothing more.
-    assert layout.measure_blocks(section, SITE) == 0
+    assert measuring.measure_blocks(section, SITE) == 0
 
 
 def test_measure_sitemaps_names_unknown_sections(registry):
@@ -262,8 +262,8 @@ def test_a_build_measures_before_it_lays_files_out(registry, tmp_path, monkeypat
     register(section)
     bulk_articles(300)
     call_command("build_sitemaps", dir=str(tmp_path), verbosity=0)
-    calls = measuring(monkeypatch)
-    assert layout.measure_blocks(section, SITE) == 0
+    calls = measured_runs(monkeypatch)
+    assert measuring.measure_blocks(section, SITE) == 0
     assert calls == []
 
 

@@ -27,7 +27,14 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 import django_sitemaps_plus.conf as sitemaps_conf
-from django_sitemaps_plus import ModelSection, kept_figures, layout, register, versions
+from django_sitemaps_plus import (
+    ModelSection,
+    fingerprints,
+    kept_figures,
+    layout,
+    register,
+    versions,
+)
 from django_sitemaps_plus.build import BuildFailed, build
 from django_sitemaps_plus.registry import site
 from django_sitemaps_plus.sites import SiteContext
@@ -331,7 +338,7 @@ def test_a_file_range_evicted_alone_is_kept_again(rendered):
     section = site.get("articles")
     assert isinstance(section, ModelSection)
     key = layout._ranges_key(
-        layout._layout_key(layout.signature(section, SiteContext("https://example.com")))
+        layout._layout_key(fingerprints.signature(section, SiteContext("https://example.com")))
     )
     cache = sitemaps_conf.get_cache()
     assert cache.get(key) == ((None, 10), (10, 20), (20, 30), (30, 40), (40, 50))

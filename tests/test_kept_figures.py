@@ -23,6 +23,7 @@ from django.test.utils import CaptureQueriesContext
 from django_sitemaps_plus import (
     ModelSection,
     blocks,
+    bounds,
     kept_figures,
     layout,
     quiet,
@@ -315,7 +316,7 @@ def test_a_section_that_changes_with_time_keeps_no_figures(settings):
 def units_made(monkeypatch) -> list[int]:
     """The last key of every unit the layout makes of a block (one list for all)."""
     made: list[int] = []
-    real = layout.bounded_unit
+    real = bounds.bounded_unit
 
     def bounded_unit(section, entry_bound):  # type: ignore[no-untyped-def]
         unit = real(section, entry_bound)
@@ -326,7 +327,7 @@ def units_made(monkeypatch) -> list[int]:
 
         return counted
 
-    monkeypatch.setattr(layout, "bounded_unit", bounded_unit)
+    monkeypatch.setattr(bounds, "bounded_unit", bounded_unit)
     return made
 
 

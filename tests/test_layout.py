@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from django.db.models import Prefetch
 
-from django_sitemaps_plus import ModelSection, layout, protocol
+from django_sitemaps_plus import ModelSection, fingerprints, measuring, protocol
 from django_sitemaps_plus.extensions.base import Extension
 from django_sitemaps_plus.sites import SiteContext
 from tests.testapp.models import Article, Tag
-from tests.utils import articles, measuring
+from tests.utils import articles, measured_runs
 
 SITE = SiteContext("https://example.com")
 
@@ -70,7 +70,7 @@ class Tags(ModelSection):
 
 def tagged_signature() -> str:
     """The signature of a section with ``Tagged`` (a subprocess prints it)."""
-    return layout.signature(Tags(extensions=[Tagged(("a",))]), SITE)
+    return fingerprints.signature(Tags(extensions=[Tagged(("a",))]), SITE)
 
 
 @pytest.mark.parametrize(
@@ -94,20 +94,20 @@ def test_a_change_to_an_extension_setting_of_any_kind_changes_the_signature(chan
         vars(extension).update(change)
         return extension
 
-    before = layout.signature(Tags(extensions=[Tagged(("a",))]), SITE)
-    after = layout.signature(Tags(extensions=[changed()]), SITE)
+    before = fingerprints.signature(Tags(extensions=[Tagged(("a",))]), SITE)
+    after = fingerprints.signature(Tags(extensions=[changed()]), SITE)
     assert after != before
     # And the same settings, in new objects, give the same signature.
-    assert layout.signature(Tags(extensions=[changed()]), SITE) == after
+    assert fingerprints.signature(Tags(extensions=[changed()]), SITE) == after
 
 
 def test_the_signature_names_no_address_and_no_private_state():
     # No database access allowed here: a Prefetch's queryset is not run.
     extension = Tagged(("a",))
-    signature = layout.signature(Tags(extensions=[extension]), SITE)
+    signature = fingerprints.signature(Tags(extensions=[extension]), SITE)
     assert " at 0x" not in signature
     extension.policy._seen["a"] = 1  # a cache an object keeps for itself
-    assert layout.signature(Tags(extensions=[extension]), SITE) == signature
+    assert fingerprints.signature(Tags(extensions=[extension]), SITE) == signature
 
 
 @pytest.mark.slow
@@ -144,13 +144,13 @@ def test_a_tuple_valued_extension_setting_changed_measures_the_section_again(reg
     section = Tags(extensions=[extension])
     articles(3)
     assert section.file_sizing() == "measure"
-    measured = measuring(monkeypatch)
-    assert layout.measure_blocks(section, SITE) == 1
+    measured = measured_runs(monkeypatch)
+    assert measuring.measure_blocks(section, SITE) == 1
     (before,) = section.index_pages(SITE)
-    assert layout.measure_blocks(section, SITE) == 0  # kept
+    assert measuring.measure_blocks(section, SITE) == 0  # kept
     assert len(measured) == 1
     extension.tags = ("a", "bb")
-    assert layout.measure_blocks(section, SITE) == 1
+    assert measuring.measure_blocks(section, SITE) == 1
     (after,) = section.index_pages(SITE)
     assert len(measured) == 2
     assert before.entry_bytes is not None and after.entry_bytes is not None

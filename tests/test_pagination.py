@@ -15,11 +15,19 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import given
 from hypothesis import strategies as st
 
-from django_sitemaps_plus import ModelSection, Section, pagination, protocol, register, versions
+from django_sitemaps_plus import (
+    ModelSection,
+    Section,
+    measuring,
+    pagination,
+    protocol,
+    register,
+    versions,
+)
 from django_sitemaps_plus.extensions import Images
 from django_sitemaps_plus.sites import SiteContext
 from tests.testapp.models import Article
-from tests.utils import assert_schema_valid, fetch, locs, measuring
+from tests.utils import assert_schema_valid, fetch, locs, measured_runs
 
 pytestmark = pytest.mark.django_db
 
@@ -168,13 +176,12 @@ def test_a_legal_location_long_once_escaped_is_listed(registry, caplog):
 def test_a_section_of_only_such_rows_is_listed_whole_in_full_files(registry, monkeypatch):
     """Measured with the byte limit lowered to 400 kB (the layout reads it),
     so several files of 3,900-byte entries render quickly."""
-    from django_sitemaps_plus import layout
 
     monkeypatch.setattr(protocol, "MAX_FILE_BYTES", 400_000)
     section = Located()
     register(section)
     bulk_articles(500, slug=escaped_slug)
-    layout.measure_blocks(section, SITE)
+    measuring.measure_blocks(section, SITE)
     _, index = fetch("/sitemap.xml")
     bodies = all_files(index)
     listed = assert_within_limits(bodies)
@@ -241,12 +248,11 @@ def test_a_filter_keeping_a_tenth_of_the_rows_fills_one_file(registry):
 def test_long_urls_fill_files_up_to_the_byte_limit(registry):
     """24,000 locations of 2,000 characters with 450 '&': about 93 MB, in
     files filled up to the byte limit once measured."""
-    from django_sitemaps_plus import layout
 
     section = Located()
     register(section)
     bulk_articles(24_000, slug=escaped_slug)
-    layout.measure_blocks(section, SITE)
+    measuring.measure_blocks(section, SITE)
     bodies = all_files(fetch("/sitemap.xml")[1])
     assert sum(len(body) for body in bodies) > 90_000_000
     assert len(assert_within_limits(bodies)) == 24_000
@@ -321,21 +327,20 @@ def test_page_cost_does_not_depend_on_page_number(registry):
 
 
 def test_measured_blocks_are_kept_so_only_changed_ones_are_rendered_again(registry, monkeypatch):
-    from django_sitemaps_plus import layout
 
     section = Located(lastmod_fields=["updated_at"])
     register(section)
     bulk_articles(25_000)
-    calls = measuring(monkeypatch)
+    calls = measured_runs(monkeypatch)
     # The rows of every block, measured in one query, off the request path.
-    assert layout.measure_blocks(section, SITE) == 3
+    assert measuring.measure_blocks(section, SITE) == 3
     assert calls == [1]
     with CaptureQueriesContext(connection) as warm:
         fetch("/sitemap.xml")
     assert len(warm) == 2  # the figures; every block's pieces from the cache
     Article.objects.create(pk=30_001, title="new", slug="new")
     with CaptureQueriesContext(connection) as changed:
-        assert layout.measure_blocks(section, SITE) == 1
+        assert measuring.measure_blocks(section, SITE) == 1
     assert "30000" in changed.captured_queries[-1]["sql"]  # the new row's block only
     assert calls == [1, 1]
 
@@ -461,7 +466,7 @@ def test_measured_blocks_share_few_cache_entries_so_a_small_cache_keeps_them(reg
     bulk_articles(6_000)
     assert section.file_sizing() == "measure"
     section.index_pages(SITE)
-    calls = measuring(monkeypatch)
+    calls = measured_runs(monkeypatch)
     section.index_pages(SITE)
     assert calls == []
 

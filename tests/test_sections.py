@@ -13,7 +13,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from django_sitemaps_plus import ModelSection, Section, layout, render
+from django_sitemaps_plus import ModelSection, Section, measuring, render
 from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
 from django_sitemaps_plus.extensions.base import Extension
 from django_sitemaps_plus.extensions.hreflang import Hreflang
@@ -249,7 +249,7 @@ def test_range_rows_is_what_the_layout_measures(registry, monkeypatch):
     monkeypatch.setattr(protocol, "MAX_FILE_BYTES", 30_000)
     articles(3)
     section = FirstOnly()
-    assert layout.measure_blocks(section, SITE) == 1
+    assert measuring.measure_blocks(section, SITE) == 1
     (page,) = section.index_pages(SITE)
     assert page.url_count == 1
 

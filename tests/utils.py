@@ -199,18 +199,18 @@ def lastmods(body: bytes) -> list[str | None]:
     return out
 
 
-def measuring(monkeypatch: Any) -> list[int]:
-    """Count the runs of rows that get measured (``layout._measured_rows``)."""
-    from django_sitemaps_plus import layout
+def measured_runs(monkeypatch: Any) -> list[int]:
+    """Count the runs of rows that get measured (``measuring._measured_rows``)."""
+    from django_sitemaps_plus import measuring
 
     calls: list[int] = []
-    original = layout._measured_rows
+    original = measuring._measured_rows
 
     def counted(*args: Any) -> Any:
         calls.append(1)
         return original(*args)
 
-    monkeypatch.setattr(layout, "_measured_rows", counted)
+    monkeypatch.setattr(measuring, "_measured_rows", counted)
     return calls
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from django.core.files.storage import FileSystemStorage, Storage
 from django.urls import NoReverseMatch, reverse
 
-from django_sitemaps_plus import kept_figures, layout, names, pagination, protocol, quiet
+from django_sitemaps_plus import kept_figures, layout, measuring, names, pagination, protocol, quiet
 from django_sitemaps_plus.blocks import BlockFigures
 from django_sitemaps_plus.build.files import (
     INDEX_NAME,
@@ -251,7 +251,7 @@ def make_plan(
     for section in registry:
         # Off the request path: blocks of sections sized by measure are
         # rendered and kept now, so the layout packs them by their bytes.
-        layout.measure_blocks(section, site)
+        measuring.measure_blocks(section, site)
     # The files an index lists: none that would have no URL.
     pages = [(section, page) for section in registry for page in section.listed_pages(site)]
     if len(pages) > protocol.MAX_SITEMAPS_PER_INDEX:

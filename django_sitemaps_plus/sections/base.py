@@ -36,7 +36,7 @@ from django.db import DatabaseError, models
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
-from django_sitemaps_plus import layout, names, pagination, render
+from django_sitemaps_plus import layout, measuring, names, pagination, render
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.extensions.base import Extension, loc_budget
 from django_sitemaps_plus.lastmod import LastmodValue, day_of, format_w3c, latest_of_all
@@ -470,7 +470,7 @@ class Section:
             listed = [page for page in listed if page not in empty]
         if len(listed) < len(pages):
             left_out = ", ".join(str(page.number) for page in pages if page not in listed)
-            layout.no_url_error(
+            measuring.no_url_error(
                 self, f"file {left_out}", "those files" if listed else "the section"
             )
         return listed
@@ -504,7 +504,7 @@ class Section:
             if self.fits_unmeasured(count * self.urls_per_item()):
                 spans = counted_spans(count, self.items_per_file(), self.urls_per_item())
                 return layout.Laid(spans)
-        return layout.Laid(layout.measured_items(self, items, site))
+        return layout.Laid(measuring.measured_items(self, items, site))
 
     def measured_room(self) -> int:
         """Bytes a measured file's entries are packed to (``MEASURED_FILL``

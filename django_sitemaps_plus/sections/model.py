@@ -21,7 +21,7 @@ from django.db.models import Count
 from django.db.models.constants import LOOKUP_SEP
 from django.db.models.functions import Cast
 
-from django_sitemaps_plus import blocks, kept_figures, layout, names, pagination, reads
+from django_sitemaps_plus import blocks, bounds, kept_figures, layout, names, pagination, reads
 from django_sitemaps_plus.lastmod import LastmodSpec, day_of
 from django_sitemaps_plus.location import LanguageTemplates, LocationTemplate
 from django_sitemaps_plus.render import Row
@@ -138,9 +138,9 @@ class ModelSection(Section):
     def file_sizing(self) -> FileSizing:
         """``"bound"`` when the files are sized from SQL, nothing rendered:
         a location spliced from fields (``url_name``) whose longest values
-        bound its bytes (``layout.location_bound``), with no extension."""
+        bound its bytes (``bounds.location_bound``), with no extension."""
         sizing = super().file_sizing()
-        if sizing == "measure" and layout.location_bound(self) is not None:
+        if sizing == "measure" and bounds.location_bound(self) is not None:
             return "bound"
         return sizing
 
@@ -183,7 +183,7 @@ class ModelSection(Section):
         (``kept_figures``: the blocks a save moved, and those new rows
         opened). ``RANGE_UNION_PAGES`` blocks a query. With files sized by
         bound, the longest value in bytes of each location field too."""
-        bound = layout.location_bound(self) if self.measures_files() else None
+        bound = bounds.location_bound(self) if self.measures_files() else None
         return blocks.figures(
             self.site_queryset(site),
             self.lastmod_spec,

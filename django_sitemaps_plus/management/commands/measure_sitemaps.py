@@ -17,7 +17,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from django_sitemaps_plus import layout
+from django_sitemaps_plus import measuring
 from django_sitemaps_plus.management.sections import add_section_names, checked_section_names
 from django_sitemaps_plus.registry import site
 from django_sitemaps_plus.sites import site_context
@@ -36,6 +36,6 @@ class Command(BaseCommand):
             name = section.get_name()
             if names and name not in names:
                 continue
-            measured = layout.measure_blocks(section, context)
+            measured = measuring.measure_blocks(section, context)
             if options["verbosity"] >= 1:
                 self.stdout.write(f"{name}: {section.file_sizing()}, {measured} blocks measured.")
