@@ -17,6 +17,7 @@ cache is back) and reset when ``CACHES`` or ``SITEMAPS_PLUS`` change.
 from __future__ import annotations
 
 import logging
+import pickle
 import threading
 import time
 from collections.abc import Callable
@@ -49,6 +50,13 @@ T = TypeVar("T")
 DOWN_MESSAGE = "Sitemap cache unavailable; rendering without it"
 BACK_MESSAGE = "Sitemap cache available again"
 
+
+#: What reading an entry raises when it was written by another version of
+#: the package (a class it holds moved, was renamed or lost a field): the
+#: entry is dropped and read as a miss, never taken for a cache failure (a
+#: deploy would otherwise keep the cache "down" until old entries expire).
+UNREADABLE = (pickle.UnpicklingError, ImportError, AttributeError, EOFError)
+UNREADABLE_MESSAGE = "Sitemap cache entry %r written by another version of the package; dropped"
 
 #: The breaker's clock.
 _now = time.monotonic
@@ -140,7 +148,12 @@ def call(
     if not _breaker.allows():
         raise _refused()
     try:
-        result = getattr(cache, method)(*args, **kwargs)
+        try:
+            result = getattr(cache, method)(*args, **kwargs)
+        except UNREADABLE:
+            if method not in ("get", "get_many"):
+                raise
+            result = _read_around(cache, method, *args, **kwargs)
     except Exception as error:
         if isinstance(error, passing):
             _breaker.succeeded()
@@ -149,6 +162,30 @@ def call(
         raise CacheDown(str(error)) from error
     _breaker.succeeded()
     return result
+
+
+_MISSING = object()
+
+
+def _read_around(cache: BaseCache, method: str, *args: Any, **kwargs: Any) -> Any:
+    """``get`` or ``get_many`` of ``args`` with each entry that cannot be
+    read (``UNREADABLE``) dropped and missing, read one key at a time."""
+    keys = list(args[0]) if method == "get_many" else [args[0]]
+    version = kwargs.get("version")
+    found = {}
+    for key in keys:
+        try:
+            value = cache.get(key, _MISSING, version=version)
+        except UNREADABLE:
+            logger.warning(UNREADABLE_MESSAGE, key)
+            cache.delete(key, version=version)
+            continue
+        if value is not _MISSING:
+            found[key] = value
+    if method == "get_many":
+        return found
+    default = args[1] if len(args) > 1 else kwargs.get("default")
+    return found.get(keys[0], default)
 
 
 def get_cache() -> BaseCache:

@@ -7,6 +7,7 @@ a clock the tests move.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from typing import Any
@@ -131,3 +132,38 @@ def test_a_lock_is_released_while_the_breaker_is_open(settings):
     assert quiet.is_open()
     lock.release()
     assert cache.get("sitemaps_plus:test-lock") is None
+
+
+class _Moved:
+    """Stands for a class of an older version of the package, since moved."""
+
+
+def test_an_entry_written_by_another_version_is_a_miss_not_a_failure(settings, caplog):
+    """An entry whose class cannot be loaded any more (a module moved between
+    versions, a rolling deploy) is dropped and read as missing: the breaker
+    stays closed and the other keys of the same ``get_many`` are read."""
+    cache = LocMemCache("unreadable", {})
+    module = sys.modules[__name__]
+    cache.set("old", _Moved())
+    cache.set("new", 1)
+    del module._Moved  # the class is gone, as after an upgrade
+    try:
+        with caplog.at_level("WARNING", logger="django_sitemaps_plus"):
+            assert quiet.call(cache, "get_many", ["old", "new", "absent"]) == {"new": 1}
+            assert quiet.call(cache, "get", "new") == 1
+        assert not quiet.is_open()
+        assert "written by another version of the package" in caplog.text
+        assert "old" not in cache  # dropped: read once, then a plain miss
+        cache.set("old", 2)
+        assert quiet.call(cache, "get", "old") == 2
+    finally:
+        module._Moved = _Moved_class
+    cache.set("again", _Moved())
+    del module._Moved
+    try:
+        assert quiet.call(cache, "get", "again", "fallback") == "fallback"
+    finally:
+        module._Moved = _Moved_class
+
+
+_Moved_class = _Moved
