@@ -289,8 +289,8 @@ def load(
 
 def cache_entry_sizes() -> dict[str, int]:
     """Bytes stored in the cache for the page (compressed) and its uncompressed size."""
-    from django_sitemaps_plus.cache import Entry
     from django_sitemaps_plus.conf import get_cache
+    from django_sitemaps_plus.entries import Entry
 
     cache = get_cache()
     client = cache._cache.get_client()  # type: ignore[attr-defined]

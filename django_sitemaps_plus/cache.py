@@ -17,11 +17,11 @@ How it works (docs/caching.md):
   file cold. ``invalidate()`` bumps every file's (``files_token``).
 - **Stored compressed** (the gzip stream and the responses: ``responses``).
   A file is rendered once, gzip-compressed while it
-  streams, and stored in chunks of at most ``CHUNK_BYTES`` (Memcached's item
+  streams, and stored in chunks of at most ``entries.CHUNK_BYTES`` (Memcached's item
   limit is 1 MB) with a small metadata entry: strong ETag (SHA-256 of the
   uncompressed bytes), Last-Modified, sizes. Clients that accept gzip get the
   stored bytes; others get them decompressed on the fly. A cold file is
-  rendered into the cache (``_Render``) and answered from the stored entry
+  rendered into the cache (``entries.Render``) and answered from the stored entry
   like a hit; the metadata is written only once the render has ended, so a
   render stopped midway stores nothing.
 - **One sync flow.** ``serve`` calls the cache directly (through ``quiet``),
@@ -48,27 +48,22 @@ How it works (docs/caching.md):
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import logging
-import math
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.core.cache import BaseCache
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
-from django.utils import timezone
 from django.utils.cache import get_conditional_response
 
-from django_sitemaps_plus import locks, quiet
+from django_sitemaps_plus import entries, locks, quiet
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.responses import (
-    Gzip,
-    Measured,
     Prepared,
     accepts_gzip,
     close_iterator,
@@ -83,7 +78,6 @@ from django_sitemaps_plus.versions import (
     KEY_PREFIX,
     files_token,
     invalidate,
-    new_token,
     range_tokens,
     version_key,
     versions_of,
@@ -97,8 +91,6 @@ logger = logging.getLogger("django_sitemaps_plus")
 
 __all__ = ["Prepared", "Source", "invalidate", "serve"]
 
-#: Largest cached chunk: below Memcached's default 1 MB item size.
-CHUNK_BYTES = 512 * 1024
 #: A cached file up to this size is sent to a client without gzip as a plain
 #: ``HttpResponse`` (decompressed whole); larger ones are streamed.
 IN_MEMORY_BYTES = 1024 * 1024
@@ -146,7 +138,7 @@ class Lookup:
 
     meta_key: str  # the file's metadata, across versions
     stamp: str  # the version tokens of the file's sections, hashed
-    held: Entry | None  # the metadata found, of whatever version
+    held: entries.Entry | None  # the metadata found, of whatever version
     #: ``time.time()`` before the version tokens were read.
     as_of: float
     #: The held entry's chunks, read with the block tokens (a scoped file)...
@@ -157,7 +149,7 @@ class Lookup:
     @property
     def body_key(self) -> str:
         """The prefix of this version's chunks."""
-        return _body_key(self.meta_key, self.stamp)
+        return entries.body_key(self.meta_key, self.stamp)
 
     @property
     def lock_key(self) -> str:
@@ -181,10 +173,6 @@ def _lookup_keys(site: SiteContext, request: HttpRequest, source: Source) -> tup
     return f"{KEY_PREFIX}:f:{file_id}", [ALL, *sorted(s.get_name() for s in source.sections)]
 
 
-def _body_key(meta_key: str, stamp: str) -> str:
-    return f"{KEY_PREFIX}:b:{meta_key.rsplit(':', 1)[1]}:{stamp}"
-
-
 def _lookup_of(
     meta_key: str,
     names: list[str],
@@ -195,7 +183,7 @@ def _lookup_of(
 ) -> Lookup:
     stamp_text = "\n".join([*(f"{n}={v}" for n, v in zip(names, versions)), extra])
     stamp = hashlib.sha256(stamp_text.encode()).hexdigest()[:32]
-    return Lookup(meta_key, stamp, Entry.from_cache(meta), as_of)
+    return Lookup(meta_key, stamp, entries.Entry.from_cache(meta), as_of)
 
 
 def _lookup(cache: BaseCache, site: SiteContext, request: HttpRequest, source: Source) -> Lookup:
@@ -235,11 +223,11 @@ def _scoped_lookup(
     if span is None:
         span = scope.compute()
     blocks = [] if span is None else range_tokens(scope.section, scope.width, *span)
-    held = Entry.from_cache(found.get(meta_key))
+    held = entries.Entry.from_cache(found.get(meta_key))
     answer = None if held is None else _answer(request, held)
     chunk_keys: list[str] = []
     if held is not None and answer is not None and answer.needs_body:
-        chunk_keys = _chunk_keys(meta_key, held)
+        chunk_keys = entries.chunk_keys(meta_key, held)
     read: dict[str, Any] = quiet.call(
         cache, "get_many", [*(version_key(n) for n in blocks), *chunk_keys]
     )
@@ -261,201 +249,6 @@ def _scoped_lookup(
 # Rendering into the cache ------------------------------------------------------
 
 
-@dataclass
-class Entry:
-    """What the cache holds for one file (the body is stored beside it)."""
-
-    etag: str
-    last_modified: int | None
-    size: int
-    gzip_size: int
-    chunks: int
-    fingerprint: str | None = None
-    stamp: str = ""
-    #: Seconds since the epoch after which the entry is stale (None: never).
-    expires: float | None = None
-    #: The render that stored the chunks (part of their keys).
-    render: str = ""
-    #: ``time.time()`` when the version tokens it was rendered under were
-    #: read, before any of its rows: it shows every change made earlier.
-    as_of: float | None = None
-
-    def is_current(self, stamp: str) -> bool:
-        """Of this version of the sections, and not past its maximum age."""
-        return self.stamp == stamp and not self.expired()
-
-    def expired(self) -> bool:
-        """Past its maximum age (``CACHE_TIMEOUT``, a news window's end)."""
-        return self.expires is not None and self.expires <= time.time()
-
-    def may_stand_in(self) -> bool:
-        """Whether it may be served, out of date, while another process
-        renders the current version: every change it does not show was
-        made after ``as_of``, less than ``CACHE_STALE_SECONDS`` ago
-        (docs/caching.md says why not from the change itself)."""
-        bound = conf.CACHE_STALE_SECONDS
-        return (
-            bound > 0
-            and self.as_of is not None
-            and time.time() - self.as_of <= bound
-            and not self.expired()
-        )
-
-    @classmethod
-    def from_cache(cls, value: Any) -> Entry | None:
-        if not isinstance(value, dict):
-            return None
-        try:
-            return cls(**value)
-        except TypeError:
-            return None
-
-
-def _timeout(expires_at: dt.datetime | None) -> int | None:
-    """Seconds the entry may live: the maximum age, capped at the content's expiry."""
-    timeout = conf.CACHE_TIMEOUT
-    if expires_at is not None:
-        remaining = math.ceil((expires_at - timezone.now()).total_seconds())
-        remaining = max(1, remaining)
-        timeout = remaining if timeout is None else min(timeout, remaining)
-    return timeout
-
-
-class _Render:
-    """One render of a cold file into the cache.
-    Iterating it renders the file: each step is the gzip output of a chunk
-    of the body, and the compressed bytes go to the cache in pieces of
-    ``CHUNK_BYTES`` as they fill. The metadata is stored only once the body
-    has ended, so a render that fails midway leaves no entry: its pieces are
-    keyed by this render alone and never read. ``entry`` is set at the end.
-    """
-
-    def __init__(
-        self, cache: BaseCache, where: Lookup, prepared: Prepared, fingerprint: str | None
-    ) -> None:
-        self.cache = cache
-        self.where = where
-        self.prepared = prepared
-        self.fingerprint = fingerprint
-        self.render_id = new_token()
-        self.timeout = _timeout(prepared.expires_at)
-        self.storing = True
-        self.entry: Entry | None = None
-
-    def __iter__(self) -> Iterator[bytes]:
-        body = self.prepared.body()
-        measured = Measured(body)
-        packer = Gzip()
-        pending = bytearray()
-        pieces = gzip_size = 0
-        try:
-            for chunk in measured:
-                packed = packer.compress(chunk)
-                gzip_size += len(packed)
-                pending += packed
-                while len(pending) >= CHUNK_BYTES:
-                    self._store_piece(pieces, bytes(pending[:CHUNK_BYTES]))
-                    del pending[:CHUNK_BYTES]
-                    pieces += 1
-                yield packed
-            tail = packer.finish()
-            gzip_size += len(tail)
-            pending += tail
-            yield tail
-        finally:
-            close_iterator(body)
-        self.entry = self._finish(measured, gzip_size, pieces, bytes(pending))
-
-    def _key(self, index: int) -> str:
-        return f"{self.where.body_key}:{self.render_id}:{index}"
-
-    def _store_piece(self, index: int, piece: bytes) -> None:
-        if not self.storing:
-            return
-        try:
-            quiet.call(self.cache, "set", self._key(index), piece, timeout=self.timeout)
-        except quiet.CacheDown:
-            self.storing = False
-
-    def _finish(self, measured: Measured, gzip_size: int, pieces: int, last: bytes) -> Entry:
-        etag = measured.hexdigest()[:32]
-        # No lastmod (some URL has none): no Last-Modified, as without the
-        # cache and in contrib; the ETag still answers conditional requests.
-        lastmod = timestamp(self.prepared.lastmod)
-        entry = self._entry(etag, lastmod, measured, gzip_size, pieces, last)
-        chunks = entry.chunks
-        if not self.storing:
-            return entry
-        try:
-            rest = {self._key(pieces): last} if chunks > pieces else {}
-            failed = quiet.call(self.cache, "set_many", rest, timeout=self.timeout) if rest else []
-            if not failed:
-                # The metadata last: a reader that finds it finds the chunks;
-                # its stamp and ``expires`` tell when it is stale.
-                quiet.call(
-                    self.cache, "set", self.where.meta_key, asdict(entry), timeout=self.timeout
-                )
-            else:
-                logger.warning(
-                    "Sitemap cache refused %s chunks of %s", len(failed), self.where.body_key
-                )
-        except quiet.CacheDown:
-            pass  # logged by the breaker when it opened
-        return entry
-
-    def _entry(
-        self,
-        etag: str,
-        last_modified: int | None,
-        measured: Measured,
-        gzip_size: int,
-        pieces: int,
-        last: bytes,
-    ) -> Entry:
-        chunks = pieces + 1 if last or not pieces else pieces
-        expires = None if self.timeout is None else time.time() + self.timeout
-        return Entry(
-            etag,
-            last_modified,
-            measured.size,
-            gzip_size,
-            chunks,
-            self.fingerprint,
-            self.where.stamp,
-            expires,
-            self.render_id,
-            self.where.as_of,
-        )
-
-    def whole(self) -> tuple[Entry, bytes]:
-        """Render to the end: the entry and the compressed body."""
-        data = b"".join(self)
-        assert self.entry is not None
-        return self.entry, data
-
-
-def _chunk_keys(meta_key: str, entry: Entry) -> list[str]:
-    """The keys of the body of the file ``meta_key``'s version ``entry``."""
-    body_key = _body_key(meta_key, entry.stamp)
-    prefix = f"{body_key}:{entry.render}" if entry.render else body_key
-    return [f"{prefix}:{i}" for i in range(entry.chunks)]
-
-
-def _joined(keys: list[str], found: dict[str, Any]) -> bytes | None:
-    if len(found) != len(keys):
-        return None  # evicted in part: render again
-    return b"".join(found[k] for k in keys)
-
-
-def _cached_body(
-    cache: BaseCache, meta_key: str, entry: Entry, prefetched: dict[str, Any] | None = None
-) -> bytes | None:
-    keys = _chunk_keys(meta_key, entry)
-    if prefetched is not None:
-        return _joined(keys, prefetched)
-    return _joined(keys, quiet.call(cache, "get_many", keys))
-
-
 # Responses -----------------------------------------------------------------
 
 
@@ -475,7 +268,7 @@ class _Answer:
         return self.not_modified is None and not self.head
 
 
-def _answer(request: HttpRequest, entry: Entry) -> _Answer:
+def _answer(request: HttpRequest, entry: entries.Entry) -> _Answer:
     gzip = conf.GZIP and accepts_gzip(request)
     # Strong ETags differ per content coding (RFC 9110 §8.8.3).
     etag = f'"{entry.etag}-gz"' if gzip else f'"{entry.etag}"'
@@ -484,7 +277,7 @@ def _answer(request: HttpRequest, entry: Entry) -> _Answer:
 
 
 def _entry_response(
-    request: HttpRequest, entry: Entry, content_type: str, answer: _Answer, data: bytes
+    request: HttpRequest, entry: entries.Entry, content_type: str, answer: _Answer, data: bytes
 ) -> HttpResponseBase:
     """The response for a cached entry (``data``: its body, when ``answer`` needs it)."""
     response: HttpResponseBase
@@ -631,7 +424,11 @@ def _held_response(
     held = where.held
     assert held is not None
     answer = where.answer or _answer(request, held)
-    data = _cached_body(cache, where.meta_key, held, where.prefetched) if answer.needs_body else b""
+    data = (
+        entries.cached_body(cache, where.meta_key, held, where.prefetched)
+        if answer.needs_body
+        else b""
+    )
     if data is None:
         return None
     return _entry_response(request, held, source.content_type, answer, data)
@@ -666,11 +463,11 @@ def _render(
             request.path,
             conf.CACHE_LOCK_WAIT,
         )
-    entry, data = _Render(cache, where, prepared, fingerprint).whole()
+    entry, data = entries.Render(cache, where, prepared, fingerprint).whole()
     return _entry_response(request, entry, source.content_type, _answer(request, entry), data)
 
 
-def _is_current(entry: Entry | None, where: Lookup, fingerprint: str | None) -> bool:
+def _is_current(entry: entries.Entry | None, where: Lookup, fingerprint: str | None) -> bool:
     return entry is not None and entry.is_current(where.stamp) and entry.fingerprint == fingerprint
 
 
@@ -685,7 +482,7 @@ def _stored(
 ) -> HttpResponseBase | None:
     """The response from the file's entry as the cache holds it now, when
     current (or, ``stand_in``, recent enough to stand in for the current one)."""
-    entry = Entry.from_cache(quiet.call(cache, "get", where.meta_key))
+    entry = entries.Entry.from_cache(quiet.call(cache, "get", where.meta_key))
     if entry is None or not (
         _is_current(entry, where, fingerprint) or (stand_in and entry.may_stand_in())
     ):

@@ -23,7 +23,15 @@ from django.utils import timezone
 from django.utils.http import http_date
 
 import django_sitemaps_plus.conf as sitemaps_conf
-from django_sitemaps_plus import ModelSection, Section, locks, register, responses, versions
+from django_sitemaps_plus import (
+    ModelSection,
+    Section,
+    entries,
+    locks,
+    register,
+    responses,
+    versions,
+)
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.signals import sitemaps_invalidated
 from django_sitemaps_plus.sites import SiteContext
@@ -70,10 +78,10 @@ def _chunk_keys(cache) -> list[str]:
     source = Source([site.get("counted")], "application/xml; charset=utf-8", lambda: None)
     where = sitemap_cache._lookup(cache, SiteContext("https://example.com"), request, source)
     assert where.held is not None
-    return sitemap_cache._chunk_keys(where.meta_key, where.held)
+    return entries.chunk_keys(where.meta_key, where.held)
 
 
-def _stored_entry(path: str) -> sitemap_cache.Entry:
+def _stored_entry(path: str) -> entries.Entry:
     """The cached metadata of the XML file at ``path`` (whatever its version)."""
     from django.test import RequestFactory
 
@@ -82,7 +90,7 @@ def _stored_entry(path: str) -> sitemap_cache.Entry:
     source = Source([], "application/xml; charset=utf-8", lambda: None)  # type: ignore[arg-type,return-value]
     site = SiteContext("https://example.com")
     meta_key, _ = sitemap_cache._lookup_keys(site, RequestFactory().get(path), source)
-    entry = sitemap_cache.Entry.from_cache(default_cache.get(meta_key))
+    entry = entries.Entry.from_cache(default_cache.get(meta_key))
     assert entry is not None
     return entry
 
@@ -507,13 +515,13 @@ class TestInvalidation:
     def test_entry_timeout_is_max_age_capped_by_expiry(self, cached, monkeypatch):
         # The clock stands still: no second may pass between the lines.
         now = timezone.now()
-        monkeypatch.setattr(sitemap_cache.timezone, "now", lambda: now)
-        assert sitemap_cache._timeout(None) == 3600
-        assert sitemap_cache._timeout(now + dt.timedelta(seconds=90)) == 90
-        assert sitemap_cache._timeout(now + dt.timedelta(seconds=89.5)) == 90
+        monkeypatch.setattr(entries.timezone, "now", lambda: now)
+        assert entries.entry_timeout(None) == 3600
+        assert entries.entry_timeout(now + dt.timedelta(seconds=90)) == 90
+        assert entries.entry_timeout(now + dt.timedelta(seconds=89.5)) == 90
         cached.SITEMAPS_PLUS = {**CACHED, "CACHE_TIMEOUT": None}
-        assert sitemap_cache._timeout(None) is None
-        assert sitemap_cache._timeout(now - dt.timedelta(seconds=5)) == 1
+        assert entries.entry_timeout(None) is None
+        assert entries.entry_timeout(now - dt.timedelta(seconds=5)) == 1
 
 
 class TestSites:
@@ -734,7 +742,7 @@ class TestHttp:
         assert Client().get("/sitemap-counted-1.xml")["Cache-Control"] == "max-age=60"
 
     def test_large_file_is_stored_in_chunks(self, cached, registry, monkeypatch):
-        monkeypatch.setattr(sitemap_cache, "CHUNK_BYTES", 1000)
+        monkeypatch.setattr(entries, "CHUNK_BYTES", 1000)
         register(Article)
         articles(300)
         _, cold_body = fetch("/sitemap-articles-1.xml")

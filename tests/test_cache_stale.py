@@ -23,7 +23,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils.http import http_date
 
-from django_sitemaps_plus import Section, locks, register, versions
+from django_sitemaps_plus import Section, entries, locks, register, versions
 from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus import conf as sitemaps_conf
 from tests.testapp.models import Article
@@ -179,9 +179,7 @@ def test_a_previous_version_whose_body_is_gone_is_not_served(saved, settings, po
     settings.SITEMAPS_PLUS = {**CACHED, "CACHE_LOCK_WAIT": 0.3}
     held = cache_lookup(FILE).held
     assert held is not None
-    sitemaps_conf.get_cache().delete_many(
-        sitemap_cache._chunk_keys(cache_lookup(FILE).meta_key, held)
-    )
+    sitemaps_conf.get_cache().delete_many(entries.chunk_keys(cache_lookup(FILE).meta_key, held))
     with rendering_elsewhere(FILE):
         _, body = fetch(FILE)
     assert polls
