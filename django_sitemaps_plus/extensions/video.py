@@ -93,7 +93,6 @@ class VideoInfo:
 
 _INFO_FIELDS = frozenset(f.name for f in fields(VideoInfo))
 _REQUIRED = ("thumbnail_loc", "title", "description")
-_URL_FIELDS = ("thumbnail_loc", "content_loc", "player_loc", "uploader_info")
 
 
 class Video(Extension):
