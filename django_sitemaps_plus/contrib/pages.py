@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.core.checks import CheckMessage, Error
+from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -28,6 +29,7 @@ from django_sitemaps_plus.extensions.hreflang import (
     hreflang_code,
 )
 from django_sitemaps_plus.extensions.images import DEFAULT_MAX_PER_URL, Images
+from django_sitemaps_plus.registry import site
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.sections import Section
@@ -51,6 +53,11 @@ class PageEntry:
 
     def __repr__(self) -> str:
         return f"<page {self.pk}>"
+
+
+def registered_names(kind: type[Section]) -> set[str]:
+    """Names of the registered sections of class ``kind`` (a ``PageSection``)."""
+    return {section.get_name() for section in site if isinstance(section, kind)}
 
 
 def alternate_links(
@@ -112,6 +119,14 @@ class PageAlternates(Extension):
                 )
             ]
         return []
+
+
+def model_field(model: type[models.Model], name: str) -> Any:
+    """``model``'s field ``name``, or None when it has none."""
+    try:
+        return model._meta.get_field(name)
+    except FieldDoesNotExist:
+        return None
 
 
 def show_in_sitemap_field() -> models.BooleanField[bool, bool]:
