@@ -162,27 +162,21 @@ def media_url(value: Any, site: SiteContext, max_length: int) -> tuple[str | Non
     if text.startswith("/") and not text.startswith("//") and URI_PATH_RE.fullmatch(text):
         # The common case, checked without parsing: a URI path on the site.
         text = site.absolute(text)
-        if len(text) > max_length:
-            return None, f"is longer than {max_length:,} characters"
-        return text, None
-    if _ABSOLUTE_URI_RE.fullmatch(text):
-        if len(text) > max_length:
-            return None, f"is longer than {max_length:,} characters"
-        return text, None
-    ascii_text = ascii_host(text)
-    if ascii_text is None:
-        return None, f"({value!r}) has a host that is not a valid domain name"
-    try:
-        text = to_uri(ascii_text)
-    except ValueError as exc:
-        return None, f"({value!r}) {exc}"
-    if text.startswith("//"):
-        text = f"{site.scheme}:{text}"
-    elif text.startswith("/"):
-        text = site.absolute(text)
-    problem = protocol.loc_problem(text)
-    if problem:
-        return None, f"({value!r}) is not usable: {problem}"
+    elif not _ABSOLUTE_URI_RE.fullmatch(text):
+        ascii_text = ascii_host(text)
+        if ascii_text is None:
+            return None, f"({value!r}) has a host that is not a valid domain name"
+        try:
+            text = to_uri(ascii_text)
+        except ValueError as exc:
+            return None, f"({value!r}) {exc}"
+        if text.startswith("//"):
+            text = f"{site.scheme}:{text}"
+        elif text.startswith("/"):
+            text = site.absolute(text)
+        problem = protocol.loc_problem(text)
+        if problem:
+            return None, f"({value!r}) is not usable: {problem}"
     if len(text) > max_length:
         return None, f"is longer than {max_length:,} characters"
     return text, None
