@@ -1,28 +1,12 @@
-"""Language versions: one ``<url>`` per language, each listing every version.
+"""Language versions: one ``<url>`` per language, each listing every version (docs/hreflang.md).
 
-``Hreflang()`` on a section's ``extensions`` gives every item one ``<url>``
-entry per language it exists in, each carrying ``xhtml:link rel="alternate"``
-for *all* versions, itself included, plus ``x-default``: the sets are the same
-in every entry of an item, so they are reciprocal by construction (rule book
-§4, Google's "Tell Google about localized versions of your page").
-
-Languages default to ``settings.LANGUAGES``; each version's location is the
-section's location computed with that language active, which is what
-``i18n_patterns`` needs (on ``ModelSection``'s fast path the URL pattern is
-reversed once per language). Objects that exist in some languages only say so
-through the section's ``item_languages(item)`` hook; models translated with
-django-parler or django-modeltranslation are recognised without one (at most
-one query per batch of rows).
-
-Versions may live on other hosts (``hosts={"de": "https://example.de"}``): every
-version is linked, but a file only lists ``<loc>`` entries on its own scheme
-and host (a sitemap may not list another host's URLs); example.de's sitemap
-lists the German ones, with the same links.
-
-An item with L versions gives up to L entries, so ``urls_per_item`` is L (a
-block of the layout spans fewer keys); files are sized from the entries'
-measured bytes, or their worst case until measured (pagination.py), so a
-file never passes 52,428,800 bytes.
+Every entry of an item carries ``xhtml:link rel="alternate"`` for *all* its
+versions, itself included, plus ``x-default``: the same set in each entry,
+so they are reciprocal by construction (rule book §4). A version's location
+is the section's with that language active (what ``i18n_patterns`` needs).
+A file lists only the ``<loc>`` entries on its own host, while linking every
+version (``hosts=``). An item with L versions gives up to L entries, so
+``urls_per_item`` is L and files are sized from the entries' bytes.
 """
 
 from __future__ import annotations

@@ -1,27 +1,11 @@
-"""Images: ``image:image`` / ``image:loc`` for each URL's images.
+"""Images: ``image:image`` / ``image:loc`` for each URL's images (docs/images.md).
 
-Sources, each costing at most one query per batch of rows:
-
-- a field: ``Images("cover")`` (an ImageField/FileField, or a text field
-  holding a URL), or a path across relations ``Images("photos__file")``;
-- a method: ``Images(method="sitemap_images", prefetch=["photos"])``, looked
-  up on the section (called with the item, a model instance on a
-  ``ModelSection``'s fast path too) or else on the model instance (called
-  without arguments), returning files, URLs or paths; ``prefetch`` is handed
-  to ``prefetch_related_objects`` once per batch.
-
-Addresses are absolute: a file's storage URL (``MEDIA_URL`` on the site's
-host, or a CDN or bucket host), an absolute URL on any host, or a path made
-absolute on the site. Only ``image:loc`` is written: Google stopped using
-``image:caption``, ``image:title``, ``image:geo_location`` and
-``image:license`` on 2022-08-06, so they are never emitted.
-
-An image is listed once per ``<url>``: the same absolute address again is
-skipped and takes no place. Google reads at most 1,000 ``image:image`` per
-``<url>``. ``max_per_url`` (default 10, at most 1,000) is what each entry is
-sized for; the images of an item past it are left out, the first ones in
-order kept, and a warning is logged naming the item and how many were left
-out. Never silently.
+From a field or a path across relations (``Images("photos__file")``) or a
+method (``Images(method=..., prefetch=[...])``), at most one query per batch
+of rows. Only ``image:loc`` is written: Google stopped using the other image
+tags on 2022-08-06. An image is listed once per ``<url>``; past
+``max_per_url`` (default 10, at most Google's 1,000) the rest of an item's
+images are left out, with a warning naming the item. Never silently.
 """
 
 from __future__ import annotations

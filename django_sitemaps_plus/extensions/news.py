@@ -1,17 +1,8 @@
-"""Google News: a section of the articles published in the last two days.
+"""Google News: a section of the articles published in the last two days (docs/news.md).
 
-``NewsSection`` serves a model with a publication datetime as a news sitemap:
-each ``<url>`` carries ``news:news`` with ``news:publication`` (``news:name``,
-``news:language``), ``news:publication_date`` and ``news:title``. Only articles
-published in the last ``NEWS_WINDOW_DAYS`` (two) days are listed, newest
-first, at most ``MAX_NEWS_PER_FILE`` (1,000) per file (more give more files);
-the window moves with the clock, not with saves.
-
-Time-driven changes: an article leaves the file two days after its
-publication, and a scheduled one (published in the future) enters at its
-publication time, with no save to tell anyone. ``expires_at()`` returns the
-next such moment so a cache can expire the file then; the file's lastmod is
-the latest of its articles' changes and of the last departure.
+The window moves with the clock, not with saves: ``expires_at()`` returns
+the next moment an article leaves or a scheduled one enters, so a cache can
+expire the file then.
 
 The empty case: the rule book (and the XSD) make a ``urlset`` without ``<url>``
 an error, while Google accepts an empty news sitemap. The news file stays in

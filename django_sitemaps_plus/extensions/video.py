@@ -1,22 +1,11 @@
-"""Video: ``video:video`` for the pages that show a video.
+"""Video: ``video:video`` for the pages that show a video (docs/video.md).
 
-Each video needs a thumbnail, a title, a description and a content or player
-URL (``content_loc`` / ``player_loc``); the optional elements are duration,
-expiration_date, rating, view_count, publication_date, tag (up to 32),
-family_friendly, restriction, requires_subscription, uploader, platform and
-live, written in the order of Google's schema. ``category``, ``gallery_loc``,
-``price`` and ``tvshow`` (deprecated by Google in 2022) are never written.
-
-Values come from model fields (``Video(fields={"title": "title", ...})``, one
-query per batch of rows, paths across relations allowed) or from a method
-returning ``VideoInfo`` objects (on the section, called with the item, or
-else on the model instance). Every value is checked against Google's limits
-before it is written: a video missing a required value, or with a title over
-100 characters or a description over 2,048, is left out; an optional value
-out of range (duration outside 1 to 28,800 seconds, rating outside 0.0 to 5.0,
-more than 32 tags, a malformed country list) is left out of that video. Each
-omission is logged as a warning; the system checks flag model fields whose
-``max_length`` lets values past the limits in. An invalid file is never written.
+Values come from model fields or a method returning ``VideoInfo``; each is
+checked against Google's limits before it is written (a video missing a
+required value is left out, an optional value out of range is left out of
+its video, each omission logged), so an invalid file is never written.
+Elements Google deprecated in 2022 (``category``, ``gallery_loc``,
+``price``, ``tvshow``) are never written.
 """
 
 from __future__ import annotations
