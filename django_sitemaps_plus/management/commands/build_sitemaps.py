@@ -8,20 +8,11 @@
     manage.py build_sitemaps --enqueue --enqueue-on celery --queue sitemaps
     manage.py build_sitemaps --wait               # follow the build running now
 
-Only files whose content changed are rewritten; the command reports what it
-wrote, skipped and removed. A build that takes more than a moment shows its
-progress on stderr (a bar on a terminal, a line now and then in a pipe or a
-log): files done of total, rate and time left; ``--quiet`` (or ``-v 0``)
-prints nothing but errors (for cron). ``--wait`` follows a build from the
-storage alone (the plan and its jobs' records), so it works on any machine
-that reaches the storage, and returns when the build's index is written.
-
-Exit codes: 0 success; 1 the build failed (database or storage error; the
-previous files are intact), a build waited for stalled, timed out or was
-replaced, Celery's broker did not answer (not every job was enqueued), or
-``--from-urls`` rejected some lines (the files for the valid ones are
-written); 2 bad usage; 3 another build of the same storage is running
-(nothing was written: run it again later).
+Only files whose content changed are rewritten. ``--wait`` follows a build
+from the storage alone (the plan and its jobs' records), so it works on any
+machine that reaches the storage. Progress, ``--quiet`` and the exit codes (0
+success; 1 failed, stalled, timed out or replaced; 2 bad usage; 3 another
+build of the storage is running): docs/commands.md.
 """
 
 from __future__ import annotations
