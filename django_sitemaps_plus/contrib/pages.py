@@ -14,13 +14,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from django.core.checks import CheckMessage, Error
+from django.core.checks import CheckMessage
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from django_sitemaps_plus import protocol, xml
-from django_sitemaps_plus.extensions.base import Extension, loc_budget
+from django_sitemaps_plus.extensions.base import Extension, loc_budget, section_error
 from django_sitemaps_plus.extensions.hreflang import (
     LINK_TAGS_BYTES,
     X_DEFAULT,
@@ -109,15 +109,9 @@ class PageAlternates(Extension):
     def check(self, section: Any) -> list[CheckMessage]:
         default = section.x_default
         if default and default not in self.languages():
-            return [
-                Error(
-                    f"Sitemap section {section.get_name()!r}: x_default={default!r} is not one "
-                    f"of the site's languages ({self.setting}).",
-                    hint=f"One of {self.setting}, or None.",
-                    obj=section,
-                    id="sitemaps_plus.E102",
-                )
-            ]
+            message = f"x_default={default!r} is not one of the site's languages ({self.setting})."
+            hint = f"One of {self.setting}, or None."
+            return [section_error(section, message, "sitemaps_plus.E102", hint)]
         return []
 
 

@@ -7,14 +7,14 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
+from django.core.checks import CheckMessage, Error, Warning
+
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.location import to_uri
 from django_sitemaps_plus.pagination import WORST_BYTES_PER_CHARACTER
 from django_sitemaps_plus.sites import ascii_origin
 
 if TYPE_CHECKING:
-    from django.core.checks import CheckMessage
-
     from django_sitemaps_plus.sections import Section
     from django_sitemaps_plus.sites import SiteContext
 
@@ -111,6 +111,17 @@ def undeclared_hook(obj: object, flag: str, hooks: Sequence[str]) -> str | None:
 
 
 # Helpers shared by the extensions ------------------------------------------------
+
+
+def section_error(
+    section: Any, message: str, check_id: str, hint: str | None = None, *, warning: bool = False
+) -> CheckMessage:
+    """A check's ``Error`` (``Warning`` with ``warning``) about ``section``:
+    ``"Sitemap section 'name': <message>"``."""
+    kind = Warning if warning else Error
+    label = f"Sitemap section {section.get_name()!r}"
+    return kind(f"{label}: {message}", hint=hint, obj=section, id=check_id)
+
 
 #: A path that ``location.to_uri`` leaves unchanged (only URI characters, no
 #: bracket, no fragment): already a URI, it needs no encoding or parsing.

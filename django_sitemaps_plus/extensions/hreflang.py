@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from django.apps import apps
 from django.conf import settings
-from django.core.checks import CheckMessage, Error, Warning
+from django.core.checks import CheckMessage
 from django.db import models
 
 from django_sitemaps_plus import protocol, xml
@@ -27,6 +27,7 @@ from django_sitemaps_plus.extensions.base import (
     ascii_host,
     instances,
     loc_budget,
+    section_error,
 )
 from django_sitemaps_plus.extensions.rules import hreflang as rules
 from django_sitemaps_plus.location import absolute_location, to_uri
@@ -247,39 +248,28 @@ class Hreflang(Extension):
     # System checks -----------------------------------------------------------------
 
     def check(self, section: Section) -> list[CheckMessage]:
-        label = f"Sitemap section {section.get_name()!r}"
         errors: list[CheckMessage] = []
         languages = self.get_languages()
         if not languages:
+            hint = "Set LANGUAGES, or pass Hreflang(languages=[...])."
             errors.append(
-                Error(
-                    f"{label}: Hreflang has no languages.",
-                    hint="Set LANGUAGES, or pass Hreflang(languages=[...]).",
-                    obj=section,
-                    id="sitemaps_plus.E101",
-                )
+                section_error(section, "Hreflang has no languages.", "sitemaps_plus.E101", hint)
             )
         for language in languages:
             code = self.get_code(language)
             if not rules.VALUE_RE.fullmatch(code):
                 errors.append(
-                    Error(
-                        f"{label}: {code!r} (for {language!r}) is not an hreflang value.",
-                        hint="An ISO 639-1 language, optionally with a script and/or a "
+                    section_error(
+                        section,
+                        f"{code!r} (for {language!r}) is not an hreflang value.",
+                        "sitemaps_plus.E101",
+                        "An ISO 639-1 language, optionally with a script and/or a "
                         "region ('en', 'zh-Hant', 'en-GB'); map it with codes={...}.",
-                        obj=section,
-                        id="sitemaps_plus.E101",
                     )
                 )
         if isinstance(self.x_default, str) and self.x_default not in languages:
-            errors.append(
-                Error(
-                    f"{label}: x_default {self.x_default!r} is not one of the languages "
-                    f"{languages}.",
-                    obj=section,
-                    id="sitemaps_plus.E102",
-                )
-            )
+            message = f"x_default {self.x_default!r} is not one of the languages {languages}."
+            errors.append(section_error(section, message, "sitemaps_plus.E102"))
         for language, base in self.hosts.items():
             parts = urlsplit(base)
             if (
@@ -290,12 +280,12 @@ class Hreflang(Extension):
                 or language not in languages
             ):
                 errors.append(
-                    Error(
-                        f"{label}: hosts[{language!r}] = {base!r} must be the scheme and "
+                    section_error(
+                        section,
+                        f"hosts[{language!r}] = {base!r} must be the scheme and "
                         "host of one of the section's languages.",
-                        hint="e.g. hosts={'de': 'https://example.de'}",
-                        obj=section,
-                        id="sitemaps_plus.E103",
+                        "sitemaps_plus.E103",
+                        "e.g. hosts={'de': 'https://example.de'}",
                     )
                 )
         model = getattr(section, "model", None)
@@ -303,26 +293,24 @@ class Hreflang(Extension):
         for kwarg, field in (getattr(section, "url_kwargs", None) or {}).items():
             if getattr(section, "url_name", None) and field in translated:
                 errors.append(
-                    Warning(
-                        f"{label}: url_kwargs[{kwarg!r}] = {field!r} is translated by "
+                    section_error(
+                        section,
+                        f"url_kwargs[{kwarg!r}] = {field!r} is translated by "
                         "django-modeltranslation; on the url_name fast path every language "
                         "would get the active language's value.",
-                        hint="Leave url_name unset (locations then come from "
+                        "sitemaps_plus.W102",
+                        "Leave url_name unset (locations then come from "
                         "get_absolute_url() per language), or map a column that is the "
                         "same in every language.",
-                        obj=section,
-                        id="sitemaps_plus.W102",
+                        warning=True,
                     )
                 )
         if not settings.USE_I18N:
-            errors.append(
-                Warning(
-                    f"{label}: Hreflang is used with USE_I18N = False, so every language "
-                    "version gets the same location.",
-                    obj=section,
-                    id="sitemaps_plus.W101",
-                )
+            message = (
+                "Hreflang is used with USE_I18N = False, so every language version gets the "
+                "same location."
             )
+            errors.append(section_error(section, message, "sitemaps_plus.W101", warning=True))
         return errors
 
 

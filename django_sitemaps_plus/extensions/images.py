@@ -14,7 +14,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from django.core.checks import CheckMessage, Error
+from django.core.checks import CheckMessage
 from django.db import models
 
 from django_sitemaps_plus import protocol, xml
@@ -26,6 +26,7 @@ from django_sitemaps_plus.extensions.base import (
     media_url,
     method_values,
     resolve_field,
+    section_error,
 )
 from django_sitemaps_plus.extensions.rules import images as rules
 
@@ -131,47 +132,41 @@ class Images(Extension):
     # System checks ----------------------------------------------------------------
 
     def check(self, section: Section) -> list[CheckMessage]:
-        label = f"Sitemap section {section.get_name()!r}"
         errors: list[CheckMessage] = []
         if not (
             isinstance(self.max_per_url, int) and 1 <= self.max_per_url <= rules.MAX_IMAGES_PER_URL
         ):
-            errors.append(
-                Error(
-                    f"{label}: Images(max_per_url={self.max_per_url!r}) must be 1 to "
-                    f"{rules.MAX_IMAGES_PER_URL:,}.",
-                    hint="Google reads at most 1,000 image:image per <url>.",
-                    obj=section,
-                    id="sitemaps_plus.E111",
-                )
+            message = (
+                f"Images(max_per_url={self.max_per_url!r}) must be 1 to "
+                f"{rules.MAX_IMAGES_PER_URL:,}."
             )
+            hint = "Google reads at most 1,000 image:image per <url>."
+            errors.append(section_error(section, message, "sitemaps_plus.E111", hint))
         model = getattr(section, "model", None)
         if self.field is not None:
             if model is None:
                 errors.append(
-                    Error(
-                        f"{label}: Images({self.field!r}) needs a ModelSection; use "
-                        "method=... on other sections.",
-                        obj=section,
-                        id="sitemaps_plus.E114",
+                    section_error(
+                        section,
+                        f"Images({self.field!r}) needs a ModelSection; use method=... on other "
+                        "sections.",
+                        "sitemaps_plus.E114",
                     )
                 )
             else:
                 try:
                     resolve_field(model, self.field)
                 except LookupError as exc:
-                    errors.append(
-                        Error(f"{label}: Images{exc}", obj=section, id="sitemaps_plus.E112")
-                    )
+                    errors.append(section_error(section, f"Images{exc}", "sitemaps_plus.E112"))
         elif self.method is not None and not (
             hasattr(section, self.method) or (model is not None and hasattr(model, self.method))
         ):
             errors.append(
-                Error(
-                    f"{label}: Images(method={self.method!r}): neither the section nor the "
-                    "model has that method.",
-                    obj=section,
-                    id="sitemaps_plus.E113",
+                section_error(
+                    section,
+                    f"Images(method={self.method!r}): neither the section nor the model has "
+                    "that method.",
+                    "sitemaps_plus.E113",
                 )
             )
         return errors

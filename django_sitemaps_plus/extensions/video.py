@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from django.core.checks import CheckMessage, Error, Warning
+from django.core.checks import CheckMessage
 from django.db import models
 
 from django_sitemaps_plus import protocol, xml
@@ -29,6 +29,7 @@ from django_sitemaps_plus.extensions.base import (
     media_url,
     method_values,
     resolve_field,
+    section_error,
 )
 from django_sitemaps_plus.extensions.rules import video as rules
 from django_sitemaps_plus.lastmod import format_w3c
@@ -177,86 +178,57 @@ class Video(Extension):
     # System checks ----------------------------------------------------------------
 
     def check(self, section: Section) -> list[CheckMessage]:
-        label = f"Sitemap section {section.get_name()!r}"
         errors: list[CheckMessage] = []
         model = getattr(section, "model", None)
         if not 1 <= self.max_per_url <= rules.MAX_VIDEOS_PER_URL:
-            errors.append(
-                Error(
-                    f"{label}: Video(max_per_url={self.max_per_url!r}) must be 1 to "
-                    f"{rules.MAX_VIDEOS_PER_URL:,}.",
-                    obj=section,
-                    id="sitemaps_plus.E133",
-                )
+            message = (
+                f"Video(max_per_url={self.max_per_url!r}) must be 1 to "
+                f"{rules.MAX_VIDEOS_PER_URL:,}."
             )
+            errors.append(section_error(section, message, "sitemaps_plus.E133"))
         if self.method is not None:
             if not (hasattr(section, self.method) or hasattr(model, self.method)):
-                errors.append(
-                    Error(
-                        f"{label}: Video(method={self.method!r}): neither the section nor "
-                        "the model has that method.",
-                        obj=section,
-                        id="sitemaps_plus.E135",
-                    )
+                message = (
+                    f"Video(method={self.method!r}): neither the section nor the model has "
+                    "that method."
                 )
+                errors.append(section_error(section, message, "sitemaps_plus.E135"))
             return errors
         if model is None:
-            errors.append(
-                Error(
-                    f"{label}: Video(fields=...) needs a ModelSection; use method=... on "
-                    "other sections.",
-                    obj=section,
-                    id="sitemaps_plus.E136",
-                )
-            )
+            message = "Video(fields=...) needs a ModelSection; use method=... on other sections."
+            errors.append(section_error(section, message, "sitemaps_plus.E136"))
             return errors
         unknown = sorted(set(self.fields) - _INFO_FIELDS)
         if unknown:
-            errors.append(
-                Error(
-                    f"{label}: Video(fields=...) names {unknown}, which are not VideoInfo "
-                    "attributes.",
-                    hint="Known: " + ", ".join(sorted(_INFO_FIELDS)) + ".",
-                    obj=section,
-                    id="sitemaps_plus.E131",
-                )
-            )
+            message = f"Video(fields=...) names {unknown}, which are not VideoInfo attributes."
+            hint = "Known: " + ", ".join(sorted(_INFO_FIELDS)) + "."
+            errors.append(section_error(section, message, "sitemaps_plus.E131", hint))
         missing = [name for name in _REQUIRED if name not in self.fields]
         if not ({"content_loc", "player_loc"} & set(self.fields)):
             missing.append("content_loc or player_loc")
         if missing:
-            errors.append(
-                Error(
-                    f"{label}: Video(fields=...) lacks {', '.join(missing)}, which Google "
-                    "requires.",
-                    obj=section,
-                    id="sitemaps_plus.E132",
-                )
-            )
-        limits = {
-            "title": rules.MAX_TITLE_LENGTH,
-            "description": rules.MAX_DESCRIPTION_LENGTH,
-        }
+            message = f"Video(fields=...) lacks {', '.join(missing)}, which Google requires."
+            errors.append(section_error(section, message, "sitemaps_plus.E132"))
+        limits = {"title": rules.MAX_TITLE_LENGTH, "description": rules.MAX_DESCRIPTION_LENGTH}
         for name, path in self.fields.items():
             try:
                 field = resolve_field(model, path)
             except LookupError as exc:
-                errors.append(
-                    Error(f"{label}: Video field {exc}.", obj=section, id="sitemaps_plus.E134")
-                )
+                errors.append(section_error(section, f"Video field {exc}.", "sitemaps_plus.E134"))
                 continue
             limit = limits.get(name)
             max_length = getattr(field, "max_length", None)
             if limit is not None and (max_length is None or max_length > limit):
                 errors.append(
-                    Warning(
-                        f"{label}: video {name} comes from {path!r}, which allows "
+                    section_error(
+                        section,
+                        f"video {name} comes from {path!r}, which allows "
                         f"{'any length' if max_length is None else f'{max_length:,} characters'};"
                         f" Google allows {limit:,}, so longer values leave their video out "
                         "of the sitemap (logged).",
-                        hint=f"Limit the field to max_length={limit} or map a shorter field.",
-                        obj=section,
-                        id="sitemaps_plus.W131",
+                        "sitemaps_plus.W131",
+                        f"Limit the field to max_length={limit} or map a shorter field.",
+                        warning=True,
                     )
                 )
         return errors
