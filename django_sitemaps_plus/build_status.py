@@ -77,8 +77,8 @@ class RunningBuild:
     since: dt.datetime | None
     #: An enqueued plan: whether its task workers count it running (its
     #: count in the sitemap cache, renewed by each job: gone
-    #: ``CACHE_LOCK_SECONDS`` after the last one). None: not enqueued, or
-    #: the cache did not answer.
+    #: ``CACHE_LOCK_SECONDS`` after the last one; False when the cache does
+    #: not answer, as ``enqueued_running`` takes it). None: not enqueued.
     workers_active: bool | None = None
 
     @property
@@ -123,14 +123,8 @@ def running_build(storage: Storage, prefix: str | None = None) -> RunningBuild |
     plan = load_plan(storage, prefix)
     if plan is None:
         return None
-
     since = _modified(storage, plan_name(prefix))
-    active = None
-    if plan.enqueued:
-        try:
-            active = enqueued_running(plan)
-        except quiet.CacheDown:
-            active = None
+    active = enqueued_running(plan) if plan.enqueued else None
     return RunningBuild(plan, finished_keys(storage, plan), since, active)
 
 

@@ -1,24 +1,15 @@
 """IndexNow: tell Bing, Yandex and the other participating engines what changed.
 
-Off until ``SITEMAPS_PLUS["INDEXNOW_KEY"]`` is set. Then (docs/indexnow.md):
-
-1. A significant change of a registered object (see ``is_significant``) queues
-   the object's URL after the transaction commits. Nothing is sent during the
-   save: queueing is one query (whether the sitemap lists the object; none
-   for a deletion) and three cache round trips (``add`` and ``incr`` reserve
-   the place, ``set_many`` stores the URL), and any error is logged, never
-   raised into the save.
-2. ``submit_pending()`` (the ``indexnow_submit`` command from cron, or a Celery
-   task) drains the queue in batches of at most 10,000 URLs per host, POSTed
-   as JSON to ``INDEXNOW_ENDPOINT`` with the key and its location. Network
-   errors, 429 and 5xx answers are retried with exponential backoff; a run
-   that still fails keeps the URLs queued and asks the next run to wait.
-3. The key file ``/<key>.txt`` is served by ``key_file`` (in the app's URLs).
+Off until ``SITEMAPS_PLUS["INDEXNOW_KEY"]`` is set. Then (docs/indexnow.md): a
+significant change of a registered object (``is_significant``) queues its URL
+after the transaction commits (nothing is sent during a save, and no error is
+raised into it); ``submit_pending()`` (``indexnow_submit``) drains the queue in
+batches, retrying with backoff, and keeps what still fails for the next run;
+``key_file`` serves ``/<key>.txt``.
 
 The queue lives in the cache (``CACHE_ALIAS``): a counter reserved with
-``incr`` and one key per URL, so any number of processes can append. Use a
-cache that does not evict (Redis without an eviction policy, the database
-cache) if losing a notification matters; the sitemaps list every URL anyway.
+``incr`` and one key per URL, so any number of processes can append. A cache
+that evicts may lose a notification; the sitemaps list every URL anyway.
 """
 
 from __future__ import annotations

@@ -2,19 +2,11 @@
 
 Connected once in ``AppConfig.ready()`` (``connect()``), for every model; a
 save of a model no registered section depends on costs one dictionary lookup.
-A section depends on its model, on every model its queryset's filters join,
-and on every model along its ``lastmod_fields`` and ``url_kwargs`` paths
-(``comments__created_at`` → ``Comment``), many-to-many ``through`` tables
-included. A plain ``Section`` or contrib sitemap whose ``items()`` is a
-queryset depends on its model the same way; any section may list more
-models in an ``invalidated_by`` attribute.
-
-What a change bumps (``changed_tokens``): each section's own version token,
-which its index and ``sitemap.txt`` show; and of a model section's files,
-keyed by the key blocks they hold (``cache.BlockScope``), only the tokens of
-the blocks of the rows the change touches (``ModelSection.changed_keys``:
-the saved row, a comment's article, both sides of a many-to-many change),
-or the section's ``files_token`` (every file) when those cannot be told.
+What a section depends on (its model, the models its queryset joins, those
+along its ``lastmod_fields`` and ``url_kwargs`` paths, ``invalidated_by``) and
+what a change bumps (the section's own token; of a model section's files,
+only the blocks of the rows the change touches): docs/caching.md and
+docs/architecture.md ("A save").
 
 Model changes invalidate twice: at once, so later reads in the same
 transaction see the change, and again after the transaction commits

@@ -1,19 +1,13 @@
-"""The XSL stylesheet that shows a sitemap as a table in a browser: opt-in.
+"""The XSL stylesheet that shows a sitemap as a table in a browser: opt-in (docs/styled.md).
 
 With ``SITEMAPS_PLUS["STYLESHEET"]`` on, every XML file the app serves names
 it (``<?xml-stylesheet?>``); it is off by default because browsers are
-removing XSLT (docs/styled.md), and the admin overview's HTML tables need
-none. Search engines ignore the instruction, and the XML stays what the
-protocol says. XSLT 1.0, one stylesheet for an index (its files, their
-lastmod dates and URL counts, which the index carries in a comment per file)
-and a urlset (its URLs, with counts of images, alternates, news and videos
-where the file has any), plain HTML and CSS and one inline script, nothing
-loaded from elsewhere.
-
-The script shows each location as people read it, as the HTML sitemap and
-the admin do (``html_sitemap.display_url``): percent-encoded UTF-8 decoded
-and a punycode host in Unicode (XSLT 1.0 can do neither); the links keep
-the file's URIs.
+removing XSLT, and the admin overview's HTML tables need none. Search engines
+ignore the instruction, and the XML stays what the protocol says. XSLT 1.0,
+one stylesheet for an index and a urlset, nothing loaded from elsewhere; its
+one inline script shows each location as an IRI (``html_sitemap.display_url``
+does the same in Python), which XSLT 1.0 cannot, while the links keep the
+file's URIs.
 """
 
 from __future__ import annotations

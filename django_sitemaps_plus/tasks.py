@@ -1,21 +1,12 @@
 """Enqueued builds: file jobs run by task workers, on Django's Tasks
-framework (the default) or on Celery.
+framework (the default) or on Celery (docs/deployment.md).
 
 ``enqueue_build()`` (``build_sitemaps --enqueue``) makes the plan under the
 build lock (``build.make_plan``), keeps it in the storage, and sends one
-message per file job:
-
-- ``enqueue_on="tasks"``: a ``build_file`` task on a ``TASKS`` backend:
-  ``django.tasks`` on Django 6.0+, the ``django-tasks`` package before (``pip
-  install django-sitemaps-plus[tasks]``); any backend whose workers reach the
-  same storage and the same sitemap cache (RQ is the one tested with real
-  workers).
-- ``enqueue_on="celery"``: a ``contrib.celery.build_file`` task (``pip
-  install django-sitemaps-plus[celery]``) on the current Celery app's broker,
-  for sites that run Celery workers already.
-
-Both tasks run ``enqueued.run_enqueued_job``: the last job to finish writes
-the index.
+message per file job: a ``build_file`` task on a ``TASKS`` backend, or with
+``enqueue_on="celery"`` a ``contrib.celery.build_file`` task on the current
+Celery app's broker. Both run ``enqueued.run_enqueued_job``: the last job to
+finish writes the index.
 """
 
 from __future__ import annotations

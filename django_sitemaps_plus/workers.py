@@ -1,19 +1,13 @@
 """Where a build's file jobs run: in this process, or in worker processes.
 
-``build(jobs=N)`` (``build_sitemaps --jobs N``) hands the jobs of its plan
-(``build.BuildPlan``) to N processes forked from the one that holds the
-build lock: they inherit Django's setup, the registered sections and the
-plan, so nothing is pickled but a job's number and its outcome. Database
-and cache connections are closed before the fork (each process opens its
-own), and each worker copies the storage (``_detach``: an S3 storage's
-connections are not shared either); every job writes its files and its record to the storage, so the
-files are the same, byte for byte, as one process writes. A worker that
-dies (killed, out of memory) fails the jobs it had and those not started;
-the build then reports which files are missing, and the next build runs
-only those (``build.make_plan`` resumes the plan).
-
-Where ``fork`` is not available (Windows) the jobs run in
-this process.
+``build(jobs=N)`` (``build_sitemaps --jobs N``) hands the jobs of its plan to
+N processes forked from the one that holds the build lock: they inherit
+Django's setup, the sections and the plan, so nothing is pickled but a job's
+number and its outcome. Database and cache connections are closed before the
+fork, and each worker copies the storage (``_detach``); the files are the
+same, byte for byte, as one process writes. A worker that dies fails its jobs
+and those not started; the next build runs only those. Where ``fork`` is not
+available (Windows) the jobs run in this process.
 """
 
 from __future__ import annotations

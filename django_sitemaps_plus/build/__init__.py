@@ -1,30 +1,13 @@
 """Static builds: every sitemap file written to a storage, atomically and incrementally.
 
-``build()`` renders each registered section's files and the index, and writes
-them to a Django storage (``storage.get_build_storage``). A build is a plan of
-independent file jobs plus one index; a module holds each step:
-
-- ``plan``: the **plan** (``make_plan``), made once: each file's section,
-  page, URL count, lastmod and key range, as the index lists them
-  (``FileJob``, ``BuildPlan``); kept in the storage (``PLAN_DIR``) until the
-  index is written.
-- ``jobs``: the **file jobs** (``run_job``), in any order and any process
-  that reaches the storage, each leaving a record in the storage; the
-  **index** (``finish``), only when every job has its record. A failed or
-  killed build raises ``BuildFailed`` naming the files not built; its plan
-  stays, and the next build with the same options runs only the jobs
-  without a record.
-- ``run``: ``build()``, which runs them in one process, or in forked ones
-  (``workers``: ``build(jobs=N)``); ``tasks`` sends them to task workers.
-- ``files``: what a build writes: each file replaced atomically with its
-  ``.gz`` twin, skipped when the manifest (``sitemaps-manifest.json``) has
-  its SHA-256 or fingerprint (``Writer``); the interim index that keeps
-  lastmods from lagging while files are replaced; the manifest.
-- ``lock``: **one build at a time** (``build_lock``; a second build raises
-  ``BuildRunning``), and the temporaries a killed build left.
-- ``urls_list``: ``generate_from_urls()``, the generator mode: a plain list
-  of URLs to sitemap files (XML or text), split at 50,000 URLs or
-  52,428,800 bytes, with an index over several XML files.
+A build is a plan of independent file jobs plus one index, a module per step
+(docs/architecture.md, "A build"): ``plan`` (``make_plan``, kept in the storage
+until the index is written), ``jobs`` (``run_job`` in any process, each leaving
+a record; ``finish`` writes the index once every job has one, else
+``BuildFailed``, and a rerun builds only the missing files), ``run``
+(``build()``, in this process or forked ones), ``files`` (atomic writes, skips
+by SHA-256 or fingerprint, the interim index, the manifest), ``lock`` (one
+build at a time: ``BuildRunning``) and ``urls_list`` (``generate_from_urls``).
 
 Section files are written first, the index only after all of them, and
 files the new index no longer lists are removed last: a crawler never reads

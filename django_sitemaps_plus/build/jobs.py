@@ -1,14 +1,7 @@
-"""A plan's file jobs and its index step.
-
-- **File jobs** (``run_job``), in any order and any process that reaches
-  the storage: one file (and its ``.txt``) rendered from the planned key
-  range, replaced atomically, and a record of it written to the storage.
-- **Index** (``finish``), only when every job of the plan has its record:
-  the index last (every file it names is complete by then), the manifest,
-  then the files the new index no longer lists are removed. A build with
-  jobs not done raises ``BuildFailed`` naming their files; its plan stays,
-  and the next build with the same options runs only the jobs without a
-  record.
+"""A plan's file jobs (``run_job``: one file rendered, replaced atomically, and
+its record written) and its index step (``finish``: only when every job has
+its record, else ``BuildFailed``); see the ``build`` package and
+docs/architecture.md ("A build").
 
 Records live in the storage, not the cache: every machine that builds must
 reach the storage anyway, and a storage does not evict. What a finished

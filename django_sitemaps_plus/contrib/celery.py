@@ -1,20 +1,13 @@
 """Enqueued builds on Celery: ``build_sitemaps --enqueue --enqueue-on celery``.
 
-For sites that run Celery workers (``pip install
-django-sitemaps-plus[celery]``): the file jobs of a build go to the current
-Celery app's broker as ``django_sitemaps_plus.build_file`` tasks, which run
-the same ``enqueued.run_enqueued_job`` as the Tasks framework's task. The
-Tasks framework's own Celery backends are early (0.1, alpha) and need Django
-5.2+ (django-tasks-fennel) or 6.0+ (django-tasks-celery); this path runs on
-every Django the package supports.
-
-``django_sitemaps_plus.tasks`` imports this module when Celery is
-installed, so a worker whose app calls ``app.autodiscover_tasks()`` (the
-usual Django setup) registers the task. It is ``acks_late`` (the message is
-acknowledged once the job has ended) and ``reject_on_worker_lost`` (a pool
-process killed mid-job puts it back on the queue): a job whose worker dies
-is run again, and a job run again is harmless (its plan already done: a
-no-op; else it renders and records its file once more).
+The file jobs of a build go to the current Celery app's broker as
+``django_sitemaps_plus.build_file`` tasks, which run the same
+``enqueued.run_enqueued_job`` as the Tasks framework's task, on every Django
+the package supports (docs/deployment.md). ``django_sitemaps_plus.tasks``
+imports this module when Celery is installed, so ``app.autodiscover_tasks()``
+registers the task. It is ``acks_late`` and ``reject_on_worker_lost``: a job
+whose worker dies is run again, and a job run again is harmless (its plan
+already done: a no-op; else it renders and records its file once more).
 """
 
 from __future__ import annotations

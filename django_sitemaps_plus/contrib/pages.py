@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from django.core.checks import CheckMessage, Error
+from django.core.checks import CheckMessage
+from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from django_sitemaps_plus import protocol, xml
-from django_sitemaps_plus.extensions.base import Extension, loc_budget
+from django_sitemaps_plus.extensions.base import Extension, loc_budget, section_error
 from django_sitemaps_plus.extensions.hreflang import (
     LINK_TAGS_BYTES,
     X_DEFAULT,
@@ -28,6 +29,7 @@ from django_sitemaps_plus.extensions.hreflang import (
     hreflang_code,
 )
 from django_sitemaps_plus.extensions.images import DEFAULT_MAX_PER_URL, Images
+from django_sitemaps_plus.registry import site
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.sections import Section
@@ -51,6 +53,11 @@ class PageEntry:
 
     def __repr__(self) -> str:
         return f"<page {self.pk}>"
+
+
+def registered_names(kind: type[Section]) -> set[str]:
+    """Names of the registered sections of class ``kind`` (a ``PageSection``)."""
+    return {section.get_name() for section in site if isinstance(section, kind)}
 
 
 def alternate_links(
@@ -102,16 +109,18 @@ class PageAlternates(Extension):
     def check(self, section: Any) -> list[CheckMessage]:
         default = section.x_default
         if default and default not in self.languages():
-            return [
-                Error(
-                    f"Sitemap section {section.get_name()!r}: x_default={default!r} is not one "
-                    f"of the site's languages ({self.setting}).",
-                    hint=f"One of {self.setting}, or None.",
-                    obj=section,
-                    id="sitemaps_plus.E102",
-                )
-            ]
+            message = f"x_default={default!r} is not one of the site's languages ({self.setting})."
+            hint = f"One of {self.setting}, or None."
+            return [section_error(section, message, "sitemaps_plus.E102", hint)]
         return []
+
+
+def model_field(model: type[models.Model], name: str) -> Any:
+    """``model``'s field ``name``, or None when it has none."""
+    try:
+        return model._meta.get_field(name)
+    except FieldDoesNotExist:
+        return None
 
 
 def show_in_sitemap_field() -> models.BooleanField[bool, bool]:

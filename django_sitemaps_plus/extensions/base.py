@@ -7,14 +7,14 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
+from django.core.checks import CheckMessage, Error, Warning
+
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.location import to_uri
 from django_sitemaps_plus.pagination import WORST_BYTES_PER_CHARACTER
 from django_sitemaps_plus.sites import ascii_origin
 
 if TYPE_CHECKING:
-    from django.core.checks import CheckMessage
-
     from django_sitemaps_plus.sections import Section
     from django_sitemaps_plus.sites import SiteContext
 
@@ -112,6 +112,17 @@ def undeclared_hook(obj: object, flag: str, hooks: Sequence[str]) -> str | None:
 
 # Helpers shared by the extensions ------------------------------------------------
 
+
+def section_error(
+    section: Any, message: str, check_id: str, hint: str | None = None, *, warning: bool = False
+) -> CheckMessage:
+    """A check's ``Error`` (``Warning`` with ``warning``) about ``section``:
+    ``"Sitemap section 'name': <message>"``."""
+    kind = Warning if warning else Error
+    label = f"Sitemap section {section.get_name()!r}"
+    return kind(f"{label}: {message}", hint=hint, obj=section, id=check_id)
+
+
 #: A path that ``location.to_uri`` leaves unchanged (only URI characters, no
 #: bracket, no fragment): already a URI, it needs no encoding or parsing.
 URI_PATH_RE = re.compile(r"/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*")
@@ -162,27 +173,21 @@ def media_url(value: Any, site: SiteContext, max_length: int) -> tuple[str | Non
     if text.startswith("/") and not text.startswith("//") and URI_PATH_RE.fullmatch(text):
         # The common case, checked without parsing: a URI path on the site.
         text = site.absolute(text)
-        if len(text) > max_length:
-            return None, f"is longer than {max_length:,} characters"
-        return text, None
-    if _ABSOLUTE_URI_RE.fullmatch(text):
-        if len(text) > max_length:
-            return None, f"is longer than {max_length:,} characters"
-        return text, None
-    ascii_text = ascii_host(text)
-    if ascii_text is None:
-        return None, f"({value!r}) has a host that is not a valid domain name"
-    try:
-        text = to_uri(ascii_text)
-    except ValueError as exc:
-        return None, f"({value!r}) {exc}"
-    if text.startswith("//"):
-        text = f"{site.scheme}:{text}"
-    elif text.startswith("/"):
-        text = site.absolute(text)
-    problem = protocol.loc_problem(text)
-    if problem:
-        return None, f"({value!r}) is not usable: {problem}"
+    elif not _ABSOLUTE_URI_RE.fullmatch(text):
+        ascii_text = ascii_host(text)
+        if ascii_text is None:
+            return None, f"({value!r}) has a host that is not a valid domain name"
+        try:
+            text = to_uri(ascii_text)
+        except ValueError as exc:
+            return None, f"({value!r}) {exc}"
+        if text.startswith("//"):
+            text = f"{site.scheme}:{text}"
+        elif text.startswith("/"):
+            text = site.absolute(text)
+        problem = protocol.loc_problem(text)
+        if problem:
+            return None, f"({value!r}) is not usable: {problem}"
     if len(text) > max_length:
         return None, f"is longer than {max_length:,} characters"
     return text, None

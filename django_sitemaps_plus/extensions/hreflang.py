@@ -1,28 +1,12 @@
-"""Language versions: one ``<url>`` per language, each listing every version.
+"""Language versions: one ``<url>`` per language, each listing every version (docs/hreflang.md).
 
-``Hreflang()`` on a section's ``extensions`` gives every item one ``<url>``
-entry per language it exists in, each carrying ``xhtml:link rel="alternate"``
-for *all* versions, itself included, plus ``x-default``: the sets are the same
-in every entry of an item, so they are reciprocal by construction (rule book
-§4, Google's "Tell Google about localized versions of your page").
-
-Languages default to ``settings.LANGUAGES``; each version's location is the
-section's location computed with that language active, which is what
-``i18n_patterns`` needs (on ``ModelSection``'s fast path the URL pattern is
-reversed once per language). Objects that exist in some languages only say so
-through the section's ``item_languages(item)`` hook; models translated with
-django-parler or django-modeltranslation are recognised without one (at most
-one query per batch of rows).
-
-Versions may live on other hosts (``hosts={"de": "https://example.de"}``): every
-version is linked, but a file only lists ``<loc>`` entries on its own scheme
-and host (a sitemap may not list another host's URLs); example.de's sitemap
-lists the German ones, with the same links.
-
-An item with L versions gives up to L entries, so ``urls_per_item`` is L (a
-block of the layout spans fewer keys); files are sized from the entries'
-measured bytes, or their worst case until measured (pagination.py), so a
-file never passes 52,428,800 bytes.
+Every entry of an item carries ``xhtml:link rel="alternate"`` for *all* its
+versions, itself included, plus ``x-default``: the same set in each entry,
+so they are reciprocal by construction (rule book §4). A version's location
+is the section's with that language active (what ``i18n_patterns`` needs).
+A file lists only the ``<loc>`` entries on its own host, while linking every
+version (``hosts=``). An item with L versions gives up to L entries, so
+``urls_per_item`` is L and files are sized from the entries' bytes.
 """
 
 from __future__ import annotations
@@ -33,7 +17,7 @@ from urllib.parse import urlsplit
 
 from django.apps import apps
 from django.conf import settings
-from django.core.checks import CheckMessage, Error, Warning
+from django.core.checks import CheckMessage
 from django.db import models
 
 from django_sitemaps_plus import protocol, xml
@@ -43,6 +27,7 @@ from django_sitemaps_plus.extensions.base import (
     ascii_host,
     instances,
     loc_budget,
+    section_error,
 )
 from django_sitemaps_plus.extensions.rules import hreflang as rules
 from django_sitemaps_plus.location import absolute_location, to_uri
@@ -263,39 +248,28 @@ class Hreflang(Extension):
     # System checks -----------------------------------------------------------------
 
     def check(self, section: Section) -> list[CheckMessage]:
-        label = f"Sitemap section {section.get_name()!r}"
         errors: list[CheckMessage] = []
         languages = self.get_languages()
         if not languages:
+            hint = "Set LANGUAGES, or pass Hreflang(languages=[...])."
             errors.append(
-                Error(
-                    f"{label}: Hreflang has no languages.",
-                    hint="Set LANGUAGES, or pass Hreflang(languages=[...]).",
-                    obj=section,
-                    id="sitemaps_plus.E101",
-                )
+                section_error(section, "Hreflang has no languages.", "sitemaps_plus.E101", hint)
             )
         for language in languages:
             code = self.get_code(language)
             if not rules.VALUE_RE.fullmatch(code):
                 errors.append(
-                    Error(
-                        f"{label}: {code!r} (for {language!r}) is not an hreflang value.",
-                        hint="An ISO 639-1 language, optionally with a script and/or a "
+                    section_error(
+                        section,
+                        f"{code!r} (for {language!r}) is not an hreflang value.",
+                        "sitemaps_plus.E101",
+                        "An ISO 639-1 language, optionally with a script and/or a "
                         "region ('en', 'zh-Hant', 'en-GB'); map it with codes={...}.",
-                        obj=section,
-                        id="sitemaps_plus.E101",
                     )
                 )
         if isinstance(self.x_default, str) and self.x_default not in languages:
-            errors.append(
-                Error(
-                    f"{label}: x_default {self.x_default!r} is not one of the languages "
-                    f"{languages}.",
-                    obj=section,
-                    id="sitemaps_plus.E102",
-                )
-            )
+            message = f"x_default {self.x_default!r} is not one of the languages {languages}."
+            errors.append(section_error(section, message, "sitemaps_plus.E102"))
         for language, base in self.hosts.items():
             parts = urlsplit(base)
             if (
@@ -306,12 +280,12 @@ class Hreflang(Extension):
                 or language not in languages
             ):
                 errors.append(
-                    Error(
-                        f"{label}: hosts[{language!r}] = {base!r} must be the scheme and "
+                    section_error(
+                        section,
+                        f"hosts[{language!r}] = {base!r} must be the scheme and "
                         "host of one of the section's languages.",
-                        hint="e.g. hosts={'de': 'https://example.de'}",
-                        obj=section,
-                        id="sitemaps_plus.E103",
+                        "sitemaps_plus.E103",
+                        "e.g. hosts={'de': 'https://example.de'}",
                     )
                 )
         model = getattr(section, "model", None)
@@ -319,26 +293,24 @@ class Hreflang(Extension):
         for kwarg, field in (getattr(section, "url_kwargs", None) or {}).items():
             if getattr(section, "url_name", None) and field in translated:
                 errors.append(
-                    Warning(
-                        f"{label}: url_kwargs[{kwarg!r}] = {field!r} is translated by "
+                    section_error(
+                        section,
+                        f"url_kwargs[{kwarg!r}] = {field!r} is translated by "
                         "django-modeltranslation; on the url_name fast path every language "
                         "would get the active language's value.",
-                        hint="Leave url_name unset (locations then come from "
+                        "sitemaps_plus.W102",
+                        "Leave url_name unset (locations then come from "
                         "get_absolute_url() per language), or map a column that is the "
                         "same in every language.",
-                        obj=section,
-                        id="sitemaps_plus.W102",
+                        warning=True,
                     )
                 )
         if not settings.USE_I18N:
-            errors.append(
-                Warning(
-                    f"{label}: Hreflang is used with USE_I18N = False, so every language "
-                    "version gets the same location.",
-                    obj=section,
-                    id="sitemaps_plus.W101",
-                )
+            message = (
+                "Hreflang is used with USE_I18N = False, so every language version gets the "
+                "same location."
             )
+            errors.append(section_error(section, message, "sitemaps_plus.W101", warning=True))
         return errors
 
 

@@ -1,27 +1,11 @@
-"""Images: ``image:image`` / ``image:loc`` for each URL's images.
+"""Images: ``image:image`` / ``image:loc`` for each URL's images (docs/images.md).
 
-Sources, each costing at most one query per batch of rows:
-
-- a field: ``Images("cover")`` (an ImageField/FileField, or a text field
-  holding a URL), or a path across relations ``Images("photos__file")``;
-- a method: ``Images(method="sitemap_images", prefetch=["photos"])``, looked
-  up on the section (called with the item, a model instance on a
-  ``ModelSection``'s fast path too) or else on the model instance (called
-  without arguments), returning files, URLs or paths; ``prefetch`` is handed
-  to ``prefetch_related_objects`` once per batch.
-
-Addresses are absolute: a file's storage URL (``MEDIA_URL`` on the site's
-host, or a CDN or bucket host), an absolute URL on any host, or a path made
-absolute on the site. Only ``image:loc`` is written: Google stopped using
-``image:caption``, ``image:title``, ``image:geo_location`` and
-``image:license`` on 2022-08-06, so they are never emitted.
-
-An image is listed once per ``<url>``: the same absolute address again is
-skipped and takes no place. Google reads at most 1,000 ``image:image`` per
-``<url>``. ``max_per_url`` (default 10, at most 1,000) is what each entry is
-sized for; the images of an item past it are left out, the first ones in
-order kept, and a warning is logged naming the item and how many were left
-out. Never silently.
+From a field or a path across relations (``Images("photos__file")``) or a
+method (``Images(method=..., prefetch=[...])``), at most one query per batch
+of rows. Only ``image:loc`` is written: Google stopped using the other image
+tags on 2022-08-06. An image is listed once per ``<url>``; past
+``max_per_url`` (default 10, at most Google's 1,000) the rest of an item's
+images are left out, with a warning naming the item. Never silently.
 """
 
 from __future__ import annotations
@@ -30,7 +14,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from django.core.checks import CheckMessage, Error
+from django.core.checks import CheckMessage
 from django.db import models
 
 from django_sitemaps_plus import protocol, xml
@@ -42,6 +26,7 @@ from django_sitemaps_plus.extensions.base import (
     media_url,
     method_values,
     resolve_field,
+    section_error,
 )
 from django_sitemaps_plus.extensions.rules import images as rules
 
@@ -147,47 +132,41 @@ class Images(Extension):
     # System checks ----------------------------------------------------------------
 
     def check(self, section: Section) -> list[CheckMessage]:
-        label = f"Sitemap section {section.get_name()!r}"
         errors: list[CheckMessage] = []
         if not (
             isinstance(self.max_per_url, int) and 1 <= self.max_per_url <= rules.MAX_IMAGES_PER_URL
         ):
-            errors.append(
-                Error(
-                    f"{label}: Images(max_per_url={self.max_per_url!r}) must be 1 to "
-                    f"{rules.MAX_IMAGES_PER_URL:,}.",
-                    hint="Google reads at most 1,000 image:image per <url>.",
-                    obj=section,
-                    id="sitemaps_plus.E111",
-                )
+            message = (
+                f"Images(max_per_url={self.max_per_url!r}) must be 1 to "
+                f"{rules.MAX_IMAGES_PER_URL:,}."
             )
+            hint = "Google reads at most 1,000 image:image per <url>."
+            errors.append(section_error(section, message, "sitemaps_plus.E111", hint))
         model = getattr(section, "model", None)
         if self.field is not None:
             if model is None:
                 errors.append(
-                    Error(
-                        f"{label}: Images({self.field!r}) needs a ModelSection; use "
-                        "method=... on other sections.",
-                        obj=section,
-                        id="sitemaps_plus.E114",
+                    section_error(
+                        section,
+                        f"Images({self.field!r}) needs a ModelSection; use method=... on other "
+                        "sections.",
+                        "sitemaps_plus.E114",
                     )
                 )
             else:
                 try:
                     resolve_field(model, self.field)
                 except LookupError as exc:
-                    errors.append(
-                        Error(f"{label}: Images{exc}", obj=section, id="sitemaps_plus.E112")
-                    )
+                    errors.append(section_error(section, f"Images{exc}", "sitemaps_plus.E112"))
         elif self.method is not None and not (
             hasattr(section, self.method) or (model is not None and hasattr(model, self.method))
         ):
             errors.append(
-                Error(
-                    f"{label}: Images(method={self.method!r}): neither the section nor the "
-                    "model has that method.",
-                    obj=section,
-                    id="sitemaps_plus.E113",
+                section_error(
+                    section,
+                    f"Images(method={self.method!r}): neither the section nor the model has "
+                    "that method.",
+                    "sitemaps_plus.E113",
                 )
             )
         return errors

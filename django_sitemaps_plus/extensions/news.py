@@ -1,17 +1,8 @@
-"""Google News: a section of the articles published in the last two days.
+"""Google News: a section of the articles published in the last two days (docs/news.md).
 
-``NewsSection`` serves a model with a publication datetime as a news sitemap:
-each ``<url>`` carries ``news:news`` with ``news:publication`` (``news:name``,
-``news:language``), ``news:publication_date`` and ``news:title``. Only articles
-published in the last ``NEWS_WINDOW_DAYS`` (two) days are listed, newest
-first, at most ``MAX_NEWS_PER_FILE`` (1,000) per file (more give more files);
-the window moves with the clock, not with saves.
-
-Time-driven changes: an article leaves the file two days after its
-publication, and a scheduled one (published in the future) enters at its
-publication time, with no save to tell anyone. ``expires_at()`` returns the
-next such moment so a cache can expire the file then; the file's lastmod is
-the latest of its articles' changes and of the last departure.
+The window moves with the clock, not with saves: ``expires_at()`` returns
+the next moment an article leaves or a scheduled one enters, so a cache can
+expire the file then.
 
 The empty case: the rule book (and the XSD) make a ``urlset`` without ``<url>``
 an error, while Google accepts an empty news sitemap. The news file stays in
@@ -30,13 +21,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.conf import settings
-from django.core.checks import CheckMessage, Error
+from django.core.checks import CheckMessage
 from django.db import models
 from django.db.models import Max, Min, Q
 from django.utils import timezone
 
 from django_sitemaps_plus import protocol, reads, xml
-from django_sitemaps_plus.extensions.base import Extension, resolve_field
+from django_sitemaps_plus.extensions.base import Extension, resolve_field, section_error
 from django_sitemaps_plus.extensions.rules import news as rules
 from django_sitemaps_plus.lastmod import format_w3c, latest
 from django_sitemaps_plus.pagination import WORST_BYTES_PER_CHARACTER
@@ -128,14 +119,11 @@ class News(Extension):
 
     def check(self, section: Section) -> list[CheckMessage]:
         if not isinstance(section, NewsSection):
-            return [
-                Error(
-                    f"Sitemap section {section.get_name()!r}: News is added by NewsSection; "
-                    "subclass NewsSection instead of listing News in extensions.",
-                    obj=section,
-                    id="sitemaps_plus.E121",
-                )
-            ]
+            message = (
+                "News is added by NewsSection; subclass NewsSection instead of listing News "
+                "in extensions."
+            )
+            return [section_error(section, message, "sitemaps_plus.E121")]
         return section.news_errors()
 
 
@@ -308,43 +296,32 @@ class NewsSection(ModelSection):
     # Checks -------------------------------------------------------------------------
 
     def news_errors(self) -> list[CheckMessage]:
-        label = f"Sitemap section {self.get_name()!r}"
         errors: list[CheckMessage] = []
         if not self.publication_name:
-            errors.append(
-                Error(
-                    f"{label}: NewsSection needs publication_name, the publication's name "
-                    "as it appears on Google News.",
-                    obj=self,
-                    id="sitemaps_plus.E122",
-                )
+            message = (
+                "NewsSection needs publication_name, the publication's name as it appears on "
+                "Google News."
             )
+            errors.append(section_error(self, message, "sitemaps_plus.E122"))
         try:
             field = resolve_field(self.get_model(), self.date_field)
         except LookupError as exc:
-            errors.append(Error(f"{label}: date_field {exc}.", obj=self, id="sitemaps_plus.E123"))
+            errors.append(section_error(self, f"date_field {exc}.", "sitemaps_plus.E123"))
         else:
             if not isinstance(field, models.DateTimeField):
-                errors.append(
-                    Error(
-                        f"{label}: date_field {self.date_field!r} is a "
-                        f"{type(field).__name__}; the two-day window needs a DateTimeField.",
-                        obj=self,
-                        id="sitemaps_plus.E123",
-                    )
+                message = (
+                    f"date_field {self.date_field!r} is a {type(field).__name__}; the two-day "
+                    "window needs a DateTimeField."
                 )
+                errors.append(section_error(self, message, "sitemaps_plus.E123"))
         try:
             resolve_field(self.get_model(), self.title_field)
         except LookupError as exc:
-            errors.append(Error(f"{label}: title_field {exc}.", obj=self, id="sitemaps_plus.E124"))
+            errors.append(section_error(self, f"title_field {exc}.", "sitemaps_plus.E124"))
         language = self.get_publication_language()
         if not rules.LANGUAGE_RE.fullmatch(language):
-            errors.append(
-                Error(
-                    f"{label}: publication language {language!r} is not an ISO 639 code "
-                    "(or zh-cn / zh-tw).",
-                    obj=self,
-                    id="sitemaps_plus.E125",
-                )
+            message = (
+                f"publication language {language!r} is not an ISO 639 code (or zh-cn / zh-tw)."
             )
+            errors.append(section_error(self, message, "sitemaps_plus.E125"))
         return errors

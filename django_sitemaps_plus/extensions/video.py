@@ -1,22 +1,11 @@
-"""Video: ``video:video`` for the pages that show a video.
+"""Video: ``video:video`` for the pages that show a video (docs/video.md).
 
-Each video needs a thumbnail, a title, a description and a content or player
-URL (``content_loc`` / ``player_loc``); the optional elements are duration,
-expiration_date, rating, view_count, publication_date, tag (up to 32),
-family_friendly, restriction, requires_subscription, uploader, platform and
-live, written in the order of Google's schema. ``category``, ``gallery_loc``,
-``price`` and ``tvshow`` (deprecated by Google in 2022) are never written.
-
-Values come from model fields (``Video(fields={"title": "title", ...})``, one
-query per batch of rows, paths across relations allowed) or from a method
-returning ``VideoInfo`` objects (on the section, called with the item, or
-else on the model instance). Every value is checked against Google's limits
-before it is written: a video missing a required value, or with a title over
-100 characters or a description over 2,048, is left out; an optional value
-out of range (duration outside 1 to 28,800 seconds, rating outside 0.0 to 5.0,
-more than 32 tags, a malformed country list) is left out of that video. Each
-omission is logged as a warning; the system checks flag model fields whose
-``max_length`` lets values past the limits in. An invalid file is never written.
+Values come from model fields or a method returning ``VideoInfo``; each is
+checked against Google's limits before it is written (a video missing a
+required value is left out, an optional value out of range is left out of
+its video, each omission logged), so an invalid file is never written.
+Elements Google deprecated in 2022 (``category``, ``gallery_loc``,
+``price``, ``tvshow``) are never written.
 """
 
 from __future__ import annotations
@@ -29,7 +18,7 @@ from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from django.core.checks import CheckMessage, Error, Warning
+from django.core.checks import CheckMessage
 from django.db import models
 
 from django_sitemaps_plus import protocol, xml
@@ -40,6 +29,7 @@ from django_sitemaps_plus.extensions.base import (
     media_url,
     method_values,
     resolve_field,
+    section_error,
 )
 from django_sitemaps_plus.extensions.rules import video as rules
 from django_sitemaps_plus.lastmod import format_w3c
@@ -93,7 +83,6 @@ class VideoInfo:
 
 _INFO_FIELDS = frozenset(f.name for f in fields(VideoInfo))
 _REQUIRED = ("thumbnail_loc", "title", "description")
-_URL_FIELDS = ("thumbnail_loc", "content_loc", "player_loc", "uploader_info")
 
 
 class Video(Extension):
@@ -189,86 +178,57 @@ class Video(Extension):
     # System checks ----------------------------------------------------------------
 
     def check(self, section: Section) -> list[CheckMessage]:
-        label = f"Sitemap section {section.get_name()!r}"
         errors: list[CheckMessage] = []
         model = getattr(section, "model", None)
         if not 1 <= self.max_per_url <= rules.MAX_VIDEOS_PER_URL:
-            errors.append(
-                Error(
-                    f"{label}: Video(max_per_url={self.max_per_url!r}) must be 1 to "
-                    f"{rules.MAX_VIDEOS_PER_URL:,}.",
-                    obj=section,
-                    id="sitemaps_plus.E133",
-                )
+            message = (
+                f"Video(max_per_url={self.max_per_url!r}) must be 1 to "
+                f"{rules.MAX_VIDEOS_PER_URL:,}."
             )
+            errors.append(section_error(section, message, "sitemaps_plus.E133"))
         if self.method is not None:
             if not (hasattr(section, self.method) or hasattr(model, self.method)):
-                errors.append(
-                    Error(
-                        f"{label}: Video(method={self.method!r}): neither the section nor "
-                        "the model has that method.",
-                        obj=section,
-                        id="sitemaps_plus.E135",
-                    )
+                message = (
+                    f"Video(method={self.method!r}): neither the section nor the model has "
+                    "that method."
                 )
+                errors.append(section_error(section, message, "sitemaps_plus.E135"))
             return errors
         if model is None:
-            errors.append(
-                Error(
-                    f"{label}: Video(fields=...) needs a ModelSection; use method=... on "
-                    "other sections.",
-                    obj=section,
-                    id="sitemaps_plus.E136",
-                )
-            )
+            message = "Video(fields=...) needs a ModelSection; use method=... on other sections."
+            errors.append(section_error(section, message, "sitemaps_plus.E136"))
             return errors
         unknown = sorted(set(self.fields) - _INFO_FIELDS)
         if unknown:
-            errors.append(
-                Error(
-                    f"{label}: Video(fields=...) names {unknown}, which are not VideoInfo "
-                    "attributes.",
-                    hint="Known: " + ", ".join(sorted(_INFO_FIELDS)) + ".",
-                    obj=section,
-                    id="sitemaps_plus.E131",
-                )
-            )
+            message = f"Video(fields=...) names {unknown}, which are not VideoInfo attributes."
+            hint = "Known: " + ", ".join(sorted(_INFO_FIELDS)) + "."
+            errors.append(section_error(section, message, "sitemaps_plus.E131", hint))
         missing = [name for name in _REQUIRED if name not in self.fields]
         if not ({"content_loc", "player_loc"} & set(self.fields)):
             missing.append("content_loc or player_loc")
         if missing:
-            errors.append(
-                Error(
-                    f"{label}: Video(fields=...) lacks {', '.join(missing)}, which Google "
-                    "requires.",
-                    obj=section,
-                    id="sitemaps_plus.E132",
-                )
-            )
-        limits = {
-            "title": rules.MAX_TITLE_LENGTH,
-            "description": rules.MAX_DESCRIPTION_LENGTH,
-        }
+            message = f"Video(fields=...) lacks {', '.join(missing)}, which Google requires."
+            errors.append(section_error(section, message, "sitemaps_plus.E132"))
+        limits = {"title": rules.MAX_TITLE_LENGTH, "description": rules.MAX_DESCRIPTION_LENGTH}
         for name, path in self.fields.items():
             try:
                 field = resolve_field(model, path)
             except LookupError as exc:
-                errors.append(
-                    Error(f"{label}: Video field {exc}.", obj=section, id="sitemaps_plus.E134")
-                )
+                errors.append(section_error(section, f"Video field {exc}.", "sitemaps_plus.E134"))
                 continue
             limit = limits.get(name)
             max_length = getattr(field, "max_length", None)
             if limit is not None and (max_length is None or max_length > limit):
                 errors.append(
-                    Warning(
-                        f"{label}: video {name} comes from {path!r}, which allows "
+                    section_error(
+                        section,
+                        f"video {name} comes from {path!r}, which allows "
                         f"{'any length' if max_length is None else f'{max_length:,} characters'};"
                         f" Google allows {limit:,}, so longer values leave their video out "
                         "of the sitemap (logged).",
-                        hint=f"Limit the field to max_length={limit} or map a shorter field.",
-                        obj=section,
-                        id="sitemaps_plus.W131",
+                        "sitemaps_plus.W131",
+                        f"Limit the field to max_length={limit} or map a shorter field.",
+                        warning=True,
                     )
                 )
         return errors

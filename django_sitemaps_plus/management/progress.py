@@ -1,16 +1,11 @@
 """Progress of a long command on standard error, shared by ``build_sitemaps``
-and ``validate_sitemaps``.
+and ``validate_sitemaps`` (what a line shows: docs/commands.md).
 
 Nothing shows for a run that ends within ``DELAY`` seconds. After that, on a
 terminal one line is redrawn in place (with a bar); elsewhere (a pipe, a log
 file, cron's mail) a new line is written at most every ``INTERVAL`` seconds,
 and once more at the end. Standard output is left alone, so a report or a
-JSON document there stays clean. Commands disable it for ``-v 0`` (and
-``--quiet``).
-
-Each line ends with the time so far and, once two steps were seen, the rate
-(files a second since the first step seen: a resumed run's earlier files do
-not count) and an estimate of the time left: ``12s (2.5 files/s; ETA 40s)``.
+JSON document there stays clean.
 """
 
 from __future__ import annotations

@@ -21,10 +21,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
-from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 
-from django_sitemaps_plus.contrib.pages import PageEntry, PageImagesBase
+from django_sitemaps_plus.contrib.pages import PageEntry, PageImagesBase, model_field
 from django_sitemaps_plus.extensions.images import DEFAULT_MAX_PER_URL
 
 
@@ -89,7 +88,8 @@ class PluginImages(PageImagesBase):
         keys = [entry.pk for entry in entries]
         found: dict[int, list[tuple[int, int, Any]]] = {}
         for model, fields in image_sources(self.plugins).items():
-            related = [name for name in fields or () if _is_foreign_key(model, name)]
+            foreign_key = models.ForeignKey
+            related = [n for n in fields or () if isinstance(model_field(model, n), foreign_key)]
             plugins = model._base_manager.filter(
                 placeholder__content_type=content_type, placeholder__object_id__in=keys
             ).annotate(_content=models.F("placeholder__object_id"))
@@ -113,10 +113,3 @@ def _images_of(plugin: Any, fields: Sequence[str] | None) -> Iterator[Any]:
         value = getattr(plugin, name, None)
         if value not in (None, "") and not (hasattr(value, "name") and not value.name):
             yield value
-
-
-def _is_foreign_key(model: type[models.Model], name: str) -> bool:
-    try:
-        return isinstance(model._meta.get_field(name), models.ForeignKey)
-    except FieldDoesNotExist:
-        return False

@@ -1,24 +1,13 @@
 """``PageSection``: a django CMS site's published pages as a sitemap section.
 
 One ``<url>`` per page and public language in which the page has a published
-version (djangocms-versioning), at its URL in that language, with reciprocal
-``xhtml:link`` alternates between the page's listed languages (itself
-included, also when it has one). Files are primary key ranges of the page
+version (djangocms-versioning), with reciprocal ``xhtml:link`` alternates
+between the page's listed languages. Files are primary key ranges of the page
 table, as for any ``ModelSection``, each sized for a page in every public
-language.
-
-Left out: pages with no published version in a language (drafts,
-unpublished, archived), untranslated languages (django CMS's fallback
-renderings), redirect pages, ``login_required`` pages, pages whose view
-permissions (``PagePermission.can_view``, on the page or inherited) exclude
-anonymous visitors, pages unreachable because an ancestor is not published
-(no ``PageUrl.path``), page types, other sites' pages and pages an editor
-took out (``PageSitemapSettings``).
-
-``lastmod`` is the latest of the published version's time (``Version.modified``:
-set when it is published, moved by later changes of its content), the page
-content's own ``changed_date`` and its plugins' ``changed_date``: one SQL
-expression, aggregated per file for the index.
+language. What is left out (drafts, redirects, restricted or unreachable
+pages, page types, other sites' pages, pages an editor took out) and what
+``lastmod`` is (the published version's time, the content's and its plugins'
+``changed_date``: one SQL expression): docs/djangocms.md.
 """
 
 from __future__ import annotations

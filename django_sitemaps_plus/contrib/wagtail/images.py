@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from django.core.checks import CheckMessage, Error
 from django.db import models
 
-from django_sitemaps_plus.contrib.pages import PageEntry, PageImagesBase
+from django_sitemaps_plus.contrib.pages import PageEntry, PageImagesBase, model_field
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.sections import Section
@@ -88,7 +88,9 @@ class PageImages(PageImagesBase):
     @staticmethod
     def _pages(model: type[models.Model], keys: list[int]) -> models.QuerySet[Any]:
         names = list(getattr(model, "sitemap_image_fields", None) or ())
-        related = [name for name in names if isinstance(_field(model, name), models.ForeignKey)]
+        related = [
+            name for name in names if isinstance(model_field(model, name), models.ForeignKey)
+        ]
         pages: models.QuerySet[Any] = model._base_manager.filter(pk__in=keys).select_related(
             *related
         )
@@ -109,7 +111,7 @@ class PageImages(PageImagesBase):
         errors = [e for e in super().check(section) if e.id != "sitemaps_plus.E112"]
         for model in get_page_models():
             for name in getattr(model, "sitemap_image_fields", None) or ():
-                if _field(model, name) is None:
+                if model_field(model, name) is None:
                     errors.append(
                         Error(
                             f"{model._meta.label}.sitemap_image_fields names {name!r}, "
@@ -120,12 +122,3 @@ class PageImages(PageImagesBase):
                         )
                     )
         return errors
-
-
-def _field(model: type[models.Model], name: str) -> Any:
-    from django.core.exceptions import FieldDoesNotExist
-
-    try:
-        return model._meta.get_field(name)
-    except FieldDoesNotExist:
-        return None

@@ -16,22 +16,17 @@ from typing import Any
 
 from django.db import router
 
+from django_sitemaps_plus.contrib.pages import registered_names
 from django_sitemaps_plus.receivers import invalidate_after_commit
 
 logger = logging.getLogger("django_sitemaps_plus")
 
 
-def page_sections() -> set[str]:
-    """Names of the registered ``PageSection``s."""
-    from django_sitemaps_plus.contrib.wagtail.sections import PageSection
-    from django_sitemaps_plus.registry import site
-
-    return {s.get_name() for s in site if isinstance(s, PageSection)}
-
-
 def on_page_change(sender: Any, instance: Any = None, **kwargs: Any) -> None:
     try:
-        names = page_sections()
+        from django_sitemaps_plus.contrib.wagtail.sections import PageSection
+
+        names = registered_names(PageSection)
         if names:
             model = type(instance) if instance is not None else sender
             invalidate_after_commit(names, router.db_for_write(model))

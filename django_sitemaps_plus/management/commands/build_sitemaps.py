@@ -8,20 +8,11 @@
     manage.py build_sitemaps --enqueue --enqueue-on celery --queue sitemaps
     manage.py build_sitemaps --wait               # follow the build running now
 
-Only files whose content changed are rewritten; the command reports what it
-wrote, skipped and removed. A build that takes more than a moment shows its
-progress on stderr (a bar on a terminal, a line now and then in a pipe or a
-log): files done of total, rate and time left; ``--quiet`` (or ``-v 0``)
-prints nothing but errors (for cron). ``--wait`` follows a build from the
-storage alone (the plan and its jobs' records), so it works on any machine
-that reaches the storage, and returns when the build's index is written.
-
-Exit codes: 0 success; 1 the build failed (database or storage error; the
-previous files are intact), a build waited for stalled, timed out or was
-replaced, Celery's broker did not answer (not every job was enqueued), or
-``--from-urls`` rejected some lines (the files for the valid ones are
-written); 2 bad usage; 3 another build of the same storage is running
-(nothing was written: run it again later).
+Only files whose content changed are rewritten. ``--wait`` follows a build
+from the storage alone (the plan and its jobs' records), so it works on any
+machine that reaches the storage. Progress, ``--quiet`` and the exit codes (0
+success; 1 failed, stalled, timed out or replaced; 2 bad usage; 3 another
+build of the storage is running): docs/commands.md.
 """
 
 from __future__ import annotations
@@ -33,6 +24,7 @@ from typing import Any, TextIO
 from django.core.exceptions import ImproperlyConfigured
 from django.core.files.storage import Storage
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 
 from django_sitemaps_plus import build_status
 from django_sitemaps_plus.build import (
@@ -47,6 +39,11 @@ from django_sitemaps_plus.management.progress import ProgressLine
 from django_sitemaps_plus.sites import SiteContext, site_context
 from django_sitemaps_plus.storage import get_build_storage
 from django_sitemaps_plus.tasks import enqueue_build
+
+
+def _usage(message: str) -> CommandError:
+    """A usage error: exit code 2."""
+    return CommandError(message, returncode=2)
 
 
 class Command(BaseCommand):
@@ -149,49 +146,41 @@ class Command(BaseCommand):
         if not options["from_urls"]:
             # Before the storage is looked up: its error would hide this one.
             if options["format"] in ("xml", "txt"):
-                raise CommandError(
+                raise _usage(
                     f"--format {options['format']} needs --from-urls FILE (it is the format "
                     "of the files made from a list of URLs); a build reports as --format "
-                    "text or json.",
-                    returncode=2,
+                    "text or json."
                 )
             for option in ("lastmod", "url_prefix"):
                 if options[option] is not None:
                     flag = "--" + option.replace("_", "-")
-                    raise CommandError(f"{flag} needs --from-urls FILE.", returncode=2)
+                    raise _usage(f"{flag} needs --from-urls FILE.")
         try:
             storage = get_build_storage(options["storage"], options["dir"])
         except (ImproperlyConfigured, KeyError) as exc:
-            raise CommandError(str(exc), returncode=2) from exc
+            raise _usage(str(exc)) from exc
         if options["from_urls"]:
             self._from_urls(storage, options)
             return
         if options["enqueue"] and options["jobs"] != 1:
-            raise CommandError("--enqueue and --jobs: task workers build the files.", returncode=2)
-        if (options["backend"] or options["queue"] or options["enqueue_on"]) and not options[
-            "enqueue"
-        ]:
-            raise CommandError(
-                "--enqueue-on, --backend and --queue go with --enqueue.", returncode=2
-            )
+            raise _usage("--enqueue and --jobs: task workers build the files.")
+        enqueue_options = options["backend"] or options["queue"] or options["enqueue_on"]
+        if enqueue_options and not options["enqueue"]:
+            raise _usage("--enqueue-on, --backend and --queue go with --enqueue.")
         if options["backend"] and options["enqueue_on"] == "celery":
-            raise CommandError(
-                "--backend names a TASKS backend: it does not go with --enqueue-on celery.",
-                returncode=2,
+            raise _usage(
+                "--backend names a TASKS backend: it does not go with --enqueue-on celery."
             )
         if options["jobs"] < 0:
-            raise CommandError("--jobs: 0 (one per CPU) or more.", returncode=2)
+            raise _usage("--jobs: 0 (one per CPU) or more.")
         quiet = options["quiet"] or options["verbosity"] == 0
         if not options["wait"] and (
             options["stalled_after"] is not None or options["timeout"] is not None
         ):
-            raise CommandError("--stalled-after and --timeout go with --wait.", returncode=2)
+            raise _usage("--stalled-after and --timeout go with --wait.")
         if options["wait"] and not options["enqueue"]:
             if options["jobs"] != 1:
-                raise CommandError(
-                    "--wait without --enqueue follows a running build; --jobs builds.",
-                    returncode=2,
-                )
+                raise _usage("--wait without --enqueue follows a running build; --jobs builds.")
             self._wait(storage, None, options, quiet)
             return
         if options["base_url"]:
@@ -200,7 +189,7 @@ class Command(BaseCommand):
             try:
                 site = site_context(None)
             except ValueError as exc:
-                raise CommandError(f"{exc} Or pass --base-url.", returncode=2) from exc
+                raise _usage(f"{exc} Or pass --base-url.") from exc
         if options["enqueue"]:
             self._enqueue(storage, site, options, quiet)
             return
@@ -224,21 +213,14 @@ class Command(BaseCommand):
         except BuildRunning as exc:
             raise CommandError(f"{exc} Nothing was written.", returncode=3) from exc
         except BuildFailed as exc:
-            cause = exc.__cause__
-            from django.db import DatabaseError
-
-            where = " (database)" if isinstance(cause, DatabaseError) else ""
+            where = " (database)" if isinstance(exc.__cause__, DatabaseError) else ""
             raise CommandError(f"Build failed{where}, previous files left intact: {exc}") from exc
         except (ValueError, OSError, ImproperlyConfigured) as exc:
             raise CommandError(f"Build failed, previous files left intact: {exc}") from exc
-        except Exception as exc:
-            from django.db import DatabaseError
-
-            if isinstance(exc, DatabaseError):
-                raise CommandError(
-                    f"Build failed (database), previous files left intact: {exc}"
-                ) from exc
-            raise
+        except DatabaseError as exc:
+            raise CommandError(
+                f"Build failed (database), previous files left intact: {exc}"
+            ) from exc
         finally:
             line.finish()
         self._report(result, options, quiet)
@@ -246,7 +228,6 @@ class Command(BaseCommand):
     def _enqueue(
         self, storage: Storage, site: SiteContext, options: dict[str, Any], quiet: bool
     ) -> None:
-
         try:
             plan, enqueued = enqueue_build(
                 storage_alias=options["storage"],
@@ -260,7 +241,7 @@ class Command(BaseCommand):
                 queue_name=options["queue"],
             )
         except (ImportError, ImproperlyConfigured) as exc:
-            raise CommandError(str(exc), returncode=2) from exc
+            raise _usage(str(exc)) from exc
         except ConnectionError as exc:  # Celery's broker
             raise CommandError(str(exc)) from exc
         except BuildRunning as exc:
@@ -349,14 +330,14 @@ class Command(BaseCommand):
     def _from_urls(self, storage: Any, options: dict[str, Any]) -> None:
         fmt = options["format"] or "xml"
         if fmt not in ("xml", "txt"):
-            raise CommandError("--from-urls writes --format xml or txt.", returncode=2)
+            raise _usage("--from-urls writes --format xml or txt.")
         path = options["from_urls"]
         try:
             handle: TextIO = (
                 sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
             )
         except OSError as exc:
-            raise CommandError(f"Cannot read {path}: {exc}", returncode=2) from exc
+            raise _usage(f"Cannot read {path}: {exc}") from exc
         quiet = options["quiet"] or options["verbosity"] == 0
         if options["lastmod"] and not quiet:
             self.stderr.write(

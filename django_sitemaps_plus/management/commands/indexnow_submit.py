@@ -2,13 +2,9 @@
 
 Run it from cron every minute or two, or call ``indexnow.submit_pending()``
 from a Celery task (docs/indexnow.md). ``--add URL`` queues URLs by hand, for
-changes made without model signals.
-
-Exit codes: 0 nothing failed (the queue is drained, a backoff after earlier
-failures is still running, or another run is submitting: reported, the
-queued URLs are left to a later run or that one); 1 URLs remain queued after
-failures, or the endpoint rejected some (logged); 2 bad usage (IndexNow not
-configured).
+changes made without model signals. Exit codes (docs/commands.md): 0 nothing
+failed, 1 URLs remain queued after failures or the endpoint rejected some,
+2 bad usage (IndexNow not configured).
 """
 
 from __future__ import annotations

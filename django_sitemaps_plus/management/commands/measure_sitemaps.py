@@ -1,14 +1,10 @@
 """``manage.py measure_sitemaps [SECTION ...]``: measure sections' blocks.
 
-A section whose locations are not a pattern of fields (``get_absolute_url()``,
-extensions that write children) has its files sized from its entries'
-measured bytes. Requests never render to measure: until its blocks are
-measured, an index sizes them by the worst case (``max_loc_length``), in
-smaller files. This renders and measures the blocks the sitemap cache does
-not hold under their current fingerprint, and keeps them there; the next
-index packs those blocks by their real bytes. Run it after a deploy or a
-cache flush, or from cron (``build_sitemaps`` does it too). Exit codes: 0
-done, 2 bad usage (an unknown section).
+Requests never render to measure: until its blocks are measured, a section
+sized by measure has its files laid out by the worst case, in smaller files.
+This renders and keeps the blocks the sitemap cache does not hold under their
+current fingerprint (docs/commands.md). Exit codes: 0 done, 2 bad usage (an
+unknown section).
 """
 
 from __future__ import annotations

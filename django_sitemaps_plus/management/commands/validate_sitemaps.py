@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,24 +38,19 @@ from django_sitemaps_plus.validation.report import (
 USAGE_ERROR = 2
 
 
-def _positive_float(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        number = 0.0
-    if not number > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {value!r}")
-    return number
+def _positive(cast: Callable[[str], float], noun: str) -> Callable[[str], float]:
+    """An argparse type: ``cast(value)`` when it is above 0, else a usage error."""
 
+    def parse(value: str) -> float:
+        try:
+            number = cast(value)
+        except ValueError:
+            number = 0
+        if not number > 0:
+            raise argparse.ArgumentTypeError(f"expected a positive {noun}, got {value!r}")
+        return number
 
-def _positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
-    return number
+    return parse
 
 
 class _Tally:
@@ -116,7 +112,7 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--max-findings",
-            type=_positive_int,
+            type=_positive(int, "integer"),
             default=DEFAULT_MAX_FINDINGS,
             help=f"Findings kept per file (all are counted; default {DEFAULT_MAX_FINDINGS:,}).",
         )
@@ -143,7 +139,7 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--timeout",
-            type=_positive_float,
+            type=_positive(float, "number"),
             default=DEFAULT_TIMEOUT,
             metavar="SECONDS",
             help=f"Seconds to wait to connect and for each read (default {DEFAULT_TIMEOUT:g}).",
