@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -15,7 +15,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, re_path, reverse
 from django.views.decorators.http import require_POST
 
-from django_sitemaps_plus import indexnow, names, overview, site_validation
+from django_sitemaps_plus import indexnow, names, overview, quiet, site_validation
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.models import SitemapOverview
 from django_sitemaps_plus.urls import PageConverter, SectionConverter  # noqa: F401 (registers them)
@@ -104,10 +104,20 @@ class SitemapOverviewAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
             total_files=sum(len(r.files) for r in rows),
             build=overview.last_build(),
             indexnow=indexnow.queue_status() if conf.INDEXNOW_KEY else None,
-            validation=site_validation.latest(),
+            **self._latest_validation(),
             **(extra_context or {}),
         )
         return TemplateResponse(request, "admin/django_sitemaps_plus/overview.html", context)
+
+    @staticmethod
+    def _latest_validation() -> dict[str, Any]:
+        """The last validation run, or that it cannot be known: runs are
+        kept in the sitemap cache, and a cache that does not answer never
+        breaks the page."""
+        try:
+            return {"validation": site_validation.latest(), "validation_unknown": False}
+        except quiet.CacheDown:
+            return {"validation": None, "validation_unknown": True}
 
     def file_view(self, request: HttpRequest, section: str, page: int) -> HttpResponse:
         """One file as an HTML table, without XSLT, 1,000 rows a page."""
@@ -136,13 +146,26 @@ class SitemapOverviewAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
             raise PermissionDenied
         # Every XML file and its .txt twin, the index and sitemap.txt.
         # Only the files (remembered): not the lastmod counts the overview shows.
-        run = site_validation.start(total=2 * overview.file_count(request) + 2)
+        try:
+            run = site_validation.start(total=2 * overview.file_count(request) + 2)
+        except quiet.CacheDown:
+            messages.error(
+                request,
+                "The sitemap cache does not answer: a validation run is recorded there, "
+                "so none was started. Run manage.py validate_sitemaps meanwhile.",
+            )
+            return HttpResponseRedirect(
+                reverse(f"{self.admin_site.name}:django_sitemaps_plus_sitemapoverview_changelist")
+            )
         return HttpResponseRedirect(
             reverse("admin:django_sitemaps_plus_sitemapoverview_validation", args=[run.id])
         )
 
     def validation_view(self, request: HttpRequest, run_id: str) -> HttpResponse:
-        run = site_validation.get(run_id)
+        try:
+            run = site_validation.get(run_id)
+        except quiet.CacheDown:
+            run = None
         if run is None:
             raise Http404("No such validation run (they are kept for a week).")
         context = self._context(

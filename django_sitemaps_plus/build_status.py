@@ -29,11 +29,10 @@ from django_sitemaps_plus.build import (
     MANIFEST_NAME,
     BuildPlan,
     Progress,
-    enqueued_running,
     last_build_key,
     load_plan,
 )
-from django_sitemaps_plus.build.plan import plan_name
+from django_sitemaps_plus.build.plan import plan_name, workers_counting
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.storage import read_bytes, storage_name
 
@@ -77,8 +76,8 @@ class RunningBuild:
     since: dt.datetime | None
     #: An enqueued plan: whether its task workers count it running (its
     #: count in the sitemap cache, renewed by each job: gone
-    #: ``CACHE_LOCK_SECONDS`` after the last one; False when the cache does
-    #: not answer, as ``enqueued_running`` takes it). None: not enqueued.
+    #: ``CACHE_LOCK_SECONDS`` after the last one). None: not enqueued, or
+    #: unknown (the cache does not answer: the page says so, not "stalled").
     workers_active: bool | None = None
 
     @property
@@ -124,7 +123,7 @@ def running_build(storage: Storage, prefix: str | None = None) -> RunningBuild |
     if plan is None:
         return None
     since = _modified(storage, plan_name(prefix))
-    active = enqueued_running(plan) if plan.enqueued else None
+    active = workers_counting(plan) if plan.enqueued else None
     return RunningBuild(plan, finished_keys(storage, plan), since, active)
 
 

@@ -748,3 +748,28 @@ def test_the_overview_lists_the_files_the_index_lists(admin_site):
     assert 'href="/sitemap-articles-1.xml"' in html
     assert "/sitemap-pages-1.xml" not in fetch("/sitemap.xml")[1].decode()
     assert 'href="/sitemap-pages-1.xml"' not in html
+
+
+def test_with_the_cache_down_the_overview_works_and_no_run_is_started(admin_site):
+    """Validation runs are kept in the sitemap cache: while it does not answer
+    the overview still shows its figures (never a 500), says the last run
+    cannot be known, and a validation asked for is refused with a message."""
+    from django_sitemaps_plus import quiet
+
+    client = Client()
+    client.force_login(_staff(permitted=True))
+    quiet.failed(RuntimeError("the sitemap cache does not answer"))  # the breaker opens
+    try:
+        response = client.get(OVERVIEW)
+        assert response.status_code == 200
+        html = response.content.decode()
+        assert '<strong id="total-urls">7</strong>' in html
+        assert "Validation runs are kept in the sitemap cache, which does not answer now." in html
+        started = client.post(OVERVIEW + "validate/", follow=True)
+        assert started.redirect_chain == [(OVERVIEW, 302)]
+        assert "The sitemap cache does not answer: a validation run is recorded there" in (
+            started.content.decode()
+        )
+        assert client.get(f"{OVERVIEW}validate/0123456789abcdef/").status_code == 404
+    finally:
+        quiet.reset()

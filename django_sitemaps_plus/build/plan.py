@@ -322,11 +322,19 @@ def jobs_counter_key(plan: BuildPlan) -> str:
     return f"sitemaps_plus:build-jobs:{plan.generation}"
 
 
-def enqueued_running(plan: BuildPlan) -> bool:
-    """Whether the task workers of an enqueued plan still work on it."""
+def workers_counting(plan: BuildPlan) -> bool | None:
+    """Whether the task workers of an enqueued plan still count it running
+    (its jobs' count in the sitemap cache); None when the cache does not answer."""
     try:
         return quiet.call(quiet.get_cache(), "get", jobs_counter_key(plan)) is not None
     except quiet.CacheDown:
+        return None
+
+
+def enqueued_running(plan: BuildPlan) -> bool:
+    """Whether the task workers of an enqueued plan still work on it."""
+    counting = workers_counting(plan)
+    if counting is None:
         # Unknown: the count lives in the cache. The new build takes the plan
         # over (a task of the old one then finds itself superseded and stops).
         logger.warning(
@@ -334,6 +342,7 @@ def enqueued_running(plan: BuildPlan) -> bool:
             plan.generation,
         )
         return False
+    return counting
 
 
 def discard_plan(storage: Storage, plan: BuildPlan) -> None:
