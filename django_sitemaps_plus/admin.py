@@ -103,21 +103,29 @@ class SitemapOverviewAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
             total_urls=sum(r.urls for r in rows),
             total_files=sum(len(r.files) for r in rows),
             build=overview.last_build(),
-            indexnow=indexnow.queue_status() if conf.INDEXNOW_KEY else None,
-            **self._latest_validation(),
+            **self._from_cache(),
             **(extra_context or {}),
         )
         return TemplateResponse(request, "admin/django_sitemaps_plus/overview.html", context)
 
     @staticmethod
-    def _latest_validation() -> dict[str, Any]:
-        """The last validation run, or that it cannot be known: runs are
-        kept in the sitemap cache, and a cache that does not answer never
-        breaks the page."""
+    def _from_cache() -> dict[str, Any]:
+        """The last validation run and the IndexNow queue, or that they cannot
+        be known: both are kept in the sitemap cache, and a cache that does
+        not answer never breaks the page."""
         try:
-            return {"validation": site_validation.latest(), "validation_unknown": False}
+            return {
+                "validation": site_validation.latest(),
+                "indexnow": indexnow.queue_status() if conf.INDEXNOW_KEY else None,
+                "cache_unknown": False,
+            }
         except quiet.CacheDown:
-            return {"validation": None, "validation_unknown": True}
+            return {
+                "validation": None,
+                "indexnow": None,
+                "indexnow_on": bool(conf.INDEXNOW_KEY),
+                "cache_unknown": True,
+            }
 
     def file_view(self, request: HttpRequest, section: str, page: int) -> HttpResponse:
         """One file as an HTML table, without XSLT, 1,000 rows a page."""

@@ -750,12 +750,13 @@ def test_the_overview_lists_the_files_the_index_lists(admin_site):
     assert 'href="/sitemap-pages-1.xml"' not in html
 
 
-def test_with_the_cache_down_the_overview_works_and_no_run_is_started(admin_site):
+def test_with_the_cache_down_the_overview_works_and_no_run_is_started(admin_site, settings):
     """Validation runs are kept in the sitemap cache: while it does not answer
     the overview still shows its figures (never a 500), says the last run
     cannot be known, and a validation asked for is refused with a message."""
     from django_sitemaps_plus import quiet
 
+    settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "INDEXNOW_KEY": "0123456789abcdef"}
     client = Client()
     client.force_login(_staff(permitted=True))
     quiet.failed(RuntimeError("the sitemap cache does not answer"))  # the breaker opens
@@ -765,6 +766,7 @@ def test_with_the_cache_down_the_overview_works_and_no_run_is_started(admin_site
         html = response.content.decode()
         assert '<strong id="total-urls">7</strong>' in html
         assert "Validation runs are kept in the sitemap cache, which does not answer now." in html
+        assert "The IndexNow queue is kept in the sitemap cache, which does not answer now." in html
         started = client.post(OVERVIEW + "validate/", follow=True)
         assert started.redirect_chain == [(OVERVIEW, 302)]
         assert "The sitemap cache does not answer: a validation run is recorded there" in (
