@@ -81,7 +81,7 @@ def case(
     after_index: bool = False,
     pool: bool = False,
 ) -> dict[str, Any]:
-    from django_sitemaps_plus.versions import invalidate
+    from django_sitemaps_plus.serving.versions import invalidate
 
     port = free_port()
     env = {

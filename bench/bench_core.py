@@ -561,7 +561,7 @@ def verify(rows: int, limit: int, full: bool) -> dict[str, Any]:
     from django.db.models import Max
 
     from bench.benchapp.models import Article
-    from django_sitemaps_plus.xml import stylesheet_instruction
+    from django_sitemaps_plus.engine.xml import stylesheet_instruction
 
     report: dict[str, Any] = {}
     # The floors write the protocol's bytes; ours also names the stylesheet.

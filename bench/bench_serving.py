@@ -170,7 +170,7 @@ def renders(port: int, path: str, count: int) -> dict[str, Any]:
 
 
 def cold(port: int, count: int, gzip: bool) -> dict[str, Any]:
-    from django_sitemaps_plus.versions import invalidate
+    from django_sitemaps_plus.serving.versions import invalidate
 
     headers = {"Accept-Encoding": "gzip"} if gzip else {}
     times = []
@@ -193,7 +193,7 @@ def cold_memory(count: int) -> dict[str, int]:
 
     from django.test import Client
 
-    from django_sitemaps_plus.versions import invalidate
+    from django_sitemaps_plus.serving.versions import invalidate
 
     client = Client(HTTP_HOST="127.0.0.1")
     peaks: dict[str, int] = {}
@@ -290,7 +290,7 @@ def load(
 def cache_entry_sizes() -> dict[str, int]:
     """Bytes stored in the cache for the page (compressed) and its uncompressed size."""
     from django_sitemaps_plus.conf import get_cache
-    from django_sitemaps_plus.entries import Entry
+    from django_sitemaps_plus.serving.entries import Entry
 
     cache = get_cache()
     client = cache._cache.get_client()  # type: ignore[attr-defined]

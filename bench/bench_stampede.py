@@ -134,7 +134,7 @@ class Server:
 
 
 def stampede(server: Server, path: str, requests: int) -> dict[str, Any]:
-    from django_sitemaps_plus.versions import invalidate
+    from django_sitemaps_plus.serving.versions import invalidate
 
     invalidate("articles")
     server.get("/robots.txt")  # every worker thread is up

@@ -1,19 +1,22 @@
 """Correct, fast, honest sitemaps for Django.
 
 Public API: ``register``, ``Section``, ``ModelSection``, ``ContribSection``,
-``site`` (the default registry). Nothing here imports a model at import time.
+``site`` (the default registry), ``invalidate`` (sections' files out of date
+at once, for writes that send no signal). Nothing here imports a model at
+import time.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["ContribSection", "ModelSection", "Section", "register", "site"]
+__all__ = ["ContribSection", "ModelSection", "Section", "invalidate", "register", "site"]
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
     from django_sitemaps_plus.registry import register, site
     from django_sitemaps_plus.sections import ModelSection, Section
+    from django_sitemaps_plus.serving.versions import invalidate
 
 
 def __getattr__(name: str) -> Any:
@@ -26,6 +29,10 @@ def __getattr__(name: str) -> Any:
         from django_sitemaps_plus.contrib import django_sitemaps
 
         return django_sitemaps.ContribSection
+    if name == "invalidate":
+        from django_sitemaps_plus.serving import versions
+
+        return versions.invalidate
     if name in ("Section", "ModelSection"):
         from django_sitemaps_plus import sections
 

@@ -15,9 +15,10 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, re_path, reverse
 from django.views.decorators.http import require_POST
 
-from django_sitemaps_plus import indexnow, names, overview, quiet, site_validation
+from django_sitemaps_plus import indexnow, names, overview, site_validation
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.models import SitemapOverview
+from django_sitemaps_plus.serving import quiet
 from django_sitemaps_plus.urls import PageConverter, SectionConverter  # noqa: F401 (registers them)
 
 PERMISSION = "django_sitemaps_plus.view_sitemap_overview"

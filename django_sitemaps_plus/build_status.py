@@ -23,7 +23,7 @@ from typing import Any
 
 from django.core.files.storage import Storage
 
-from django_sitemaps_plus import names, quiet
+from django_sitemaps_plus import names
 from django_sitemaps_plus.build import (
     CACHE_LOCK_SECONDS,
     MANIFEST_NAME,
@@ -34,7 +34,8 @@ from django_sitemaps_plus.build import (
 )
 from django_sitemaps_plus.build.plan import plan_name, workers_counting
 from django_sitemaps_plus.conf import conf
-from django_sitemaps_plus.storage import read_bytes, storage_name
+from django_sitemaps_plus.serving import quiet
+from django_sitemaps_plus.serving.storage import read_bytes, storage_name
 
 #: Seconds without a finished file job after which ``wait`` calls a build
 #: stalled: as long as an enqueued build counts as running without one.

@@ -33,7 +33,6 @@ from django.core.cache.backends.memcached import BaseMemcachedCache
 from django.core.cache.backends.redis import RedisCache
 from django.core.files.storage import Storage
 
-from django_sitemaps_plus import quiet
 from django_sitemaps_plus.build import (
     CACHE_LOCK_SECONDS,
     BuildFailed,
@@ -48,7 +47,8 @@ from django_sitemaps_plus.build import (
     run_job,
 )
 from django_sitemaps_plus.conf import get_cache
-from django_sitemaps_plus.storage import get_build_storage
+from django_sitemaps_plus.serving import quiet
+from django_sitemaps_plus.serving.storage import get_build_storage
 
 
 def run_enqueued_job(

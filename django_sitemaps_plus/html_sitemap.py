@@ -30,7 +30,7 @@ from django.utils.encoding import uri_to_iri
 from django.utils.safestring import SafeString
 
 from django_sitemaps_plus.conf import conf
-from django_sitemaps_plus.lastmod import format_w3c, latest
+from django_sitemaps_plus.engine.lastmod import format_w3c, latest
 from django_sitemaps_plus.registry import site as registry
 from django_sitemaps_plus.sections import LastmodValue, PageInfo, Section
 from django_sitemaps_plus.sites import SiteContext, site_context

@@ -27,11 +27,12 @@ from django.db import models, transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils import timezone
 
-from django_sitemaps_plus import http, locks, protocol, quiet
+from django_sitemaps_plus import http, protocol
 from django_sitemaps_plus.conf import conf
-from django_sitemaps_plus.location import absolute_location
+from django_sitemaps_plus.engine.location import absolute_location
 from django_sitemaps_plus.registry import site
 from django_sitemaps_plus.sections import ModelSection
+from django_sitemaps_plus.serving import locks, quiet
 from django_sitemaps_plus.signals import indexnow_queued
 from django_sitemaps_plus.sites import site_context
 

@@ -28,13 +28,14 @@ from django.db import models, router, transaction
 from django.db.models.constants import LOOKUP_SEP
 from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
 
-from django_sitemaps_plus import indexnow, quiet, registry
+from django_sitemaps_plus import indexnow, registry
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
 from django_sitemaps_plus.sections import ModelSection
+from django_sitemaps_plus.serving import quiet
+from django_sitemaps_plus.serving.versions import block_tokens, bump_tokens, files_token, invalidate
 from django_sitemaps_plus.signals import sitemaps_invalidated
 from django_sitemaps_plus.sites import call_with_site
-from django_sitemaps_plus.versions import block_tokens, bump_tokens, files_token, invalidate
 
 logger = logging.getLogger("django_sitemaps_plus")
 

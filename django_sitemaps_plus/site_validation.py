@@ -23,8 +23,9 @@ from typing import Any
 from django.db import close_old_connections
 from django.utils.module_loading import import_string
 
-from django_sitemaps_plus import quiet, validation
+from django_sitemaps_plus import validation
 from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.serving import quiet
 from django_sitemaps_plus.validation.rules import Severity
 
 logger = logging.getLogger("django_sitemaps_plus")

@@ -21,8 +21,8 @@ from django.apps import apps
 from django.http import HttpRequest
 from django.utils.module_loading import import_string
 
-from django_sitemaps_plus import quiet
 from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.serving import quiet
 
 
 @dataclass(frozen=True)

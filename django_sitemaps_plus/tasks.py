@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any, Literal
 
-from django_sitemaps_plus import quiet
 from django_sitemaps_plus.build import (
     CACHE_LOCK_SECONDS,
     BuildPlan,
@@ -28,8 +27,9 @@ from django_sitemaps_plus.build import (
 )
 from django_sitemaps_plus.conf import conf, get_cache
 from django_sitemaps_plus.enqueued import finish_enqueued, run_enqueued_job
+from django_sitemaps_plus.serving import quiet
+from django_sitemaps_plus.serving.storage import get_build_storage
 from django_sitemaps_plus.sites import SiteContext, site_context
-from django_sitemaps_plus.storage import get_build_storage
 
 #: The task queues an enqueued build can go to.
 EnqueueOn = Literal["tasks", "celery"]

@@ -31,14 +31,16 @@ from django.http import (
 )
 from django.urls import NoReverseMatch, reverse
 
-from django_sitemaps_plus import cache as sitemap_cache
-from django_sitemaps_plus import layout, names, pagination, protocol, responses, storage, xml
-from django_sitemaps_plus.cache import Source
+from django_sitemaps_plus import names, protocol
 from django_sitemaps_plus.conf import conf
-from django_sitemaps_plus.lastmod import format_w3c, latest_of_all
+from django_sitemaps_plus.engine import layout, pagination, xml
+from django_sitemaps_plus.engine.lastmod import format_w3c, latest_of_all
 from django_sitemaps_plus.registry import site as registry
-from django_sitemaps_plus.responses import Prepared
 from django_sitemaps_plus.sections import ModelSection, PageInfo, Section
+from django_sitemaps_plus.serving import cache as sitemap_cache
+from django_sitemaps_plus.serving import responses, storage
+from django_sitemaps_plus.serving.cache import Source
+from django_sitemaps_plus.serving.responses import Prepared
 from django_sitemaps_plus.sites import SiteContext, site_context
 
 logger = logging.getLogger("django_sitemaps_plus")

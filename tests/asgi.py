@@ -27,7 +27,7 @@ from pathlib import Path
 from django.core.asgi import get_asgi_application
 from django.core.wsgi import get_wsgi_application
 
-from django_sitemaps_plus import versions
+from django_sitemaps_plus.serving import versions
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 application = get_asgi_application()
@@ -78,7 +78,7 @@ if mode in ("articles", "cached"):
         from django.http import HttpRequest, HttpResponse
         from django.urls import clear_url_caches, include, path
 
-        from django_sitemaps_plus import cache as sitemap_cache
+        from django_sitemaps_plus.serving import cache as sitemap_cache
 
         settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True, **LONG_LOCK}
 
@@ -107,7 +107,7 @@ elif mode == "counted":
     from django.urls import clear_url_caches, include, path
 
     from django_sitemaps_plus import ModelSection, register
-    from django_sitemaps_plus import cache as sitemap_cache
+    from django_sitemaps_plus.serving import cache as sitemap_cache
     from tests.testapp.models import Article
 
     renders = [0]

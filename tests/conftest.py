@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from django.test import TestCase, TransactionTestCase
 
-from django_sitemaps_plus import locks, responses
 from django_sitemaps_plus.registry import SitemapRegistry, site
+from django_sitemaps_plus.serving import locks, responses
 
 
 @pytest.fixture(autouse=True)
@@ -185,7 +185,7 @@ def browser():
 def _breaker_closed() -> Iterator[None]:
     """Each test starts with the cache's breaker closed: a test that made the
     cache fail does not keep the next one from it."""
-    from django_sitemaps_plus import quiet
+    from django_sitemaps_plus.serving import quiet
 
     quiet.reset()
     yield

@@ -15,7 +15,6 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
-from django_sitemaps_plus import quiet
 from django_sitemaps_plus.build import (
     PLAN_DIR,
     PLAN_FILE,
@@ -24,8 +23,9 @@ from django_sitemaps_plus.build import (
     make_plan,
 )
 from django_sitemaps_plus.conf import get_cache
+from django_sitemaps_plus.serving import quiet
+from django_sitemaps_plus.serving.storage import get_build_storage
 from django_sitemaps_plus.sites import site_context
-from django_sitemaps_plus.storage import get_build_storage
 from tests import test_admin_overview
 from tests.test_admin_overview import OVERVIEW, _staff
 from tests.test_build_tasks import needs_tasks, use_backend

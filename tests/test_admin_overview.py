@@ -625,7 +625,7 @@ def test_the_overview_figures_are_remembered_until_the_section_changes(admin_sit
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from django_sitemaps_plus.versions import invalidate
+    from django_sitemaps_plus.serving.versions import invalidate
 
     settings.SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": True}
     client = Client()
@@ -651,8 +651,8 @@ def test_the_overview_figures_are_remembered_until_the_section_changes(admin_sit
 @pytest.mark.cache
 def test_remember_computes_each_time_with_the_cache_off(settings, registry):
     from django_sitemaps_plus.registry import site as sections
+    from django_sitemaps_plus.serving.versions import remember
     from django_sitemaps_plus.sites import site_context
-    from django_sitemaps_plus.versions import remember
 
     register(Article)
     section = sections.get("articles")
@@ -754,7 +754,7 @@ def test_with_the_cache_down_the_overview_works_and_no_run_is_started(admin_site
     """Validation runs are kept in the sitemap cache: while it does not answer
     the overview still shows its figures (never a 500), says the last run
     cannot be known, and a validation asked for is refused with a message."""
-    from django_sitemaps_plus import quiet
+    from django_sitemaps_plus.serving import quiet
 
     settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "INDEXNOW_KEY": "0123456789abcdef"}
     client = Client()

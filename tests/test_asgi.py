@@ -33,8 +33,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils.http import http_date
 
 import django_sitemaps_plus.conf as sitemaps_conf
-from django_sitemaps_plus import cache as sitemap_cache
-from django_sitemaps_plus import register, responses, versions
+from django_sitemaps_plus import register
+from django_sitemaps_plus.serving import cache as sitemap_cache
+from django_sitemaps_plus.serving import responses, versions
 from tests.testapp.models import Article
 from tests.utils import articles, at, cache_lookup, free_port, wait_for_port
 
@@ -664,7 +665,7 @@ def test_a_client_that_left_while_waiting_for_another_render_leaves_its_lock(
     leaves: it never releases the lock it does not hold."""
     import threading
 
-    from django_sitemaps_plus import locks
+    from django_sitemaps_plus.serving import locks
 
     settings.SITEMAPS_PLUS = {**settings.SITEMAPS_PLUS, "CACHE_LOCK_WAIT": 0.3}
     cache = sitemaps_conf.get_cache()

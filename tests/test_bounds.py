@@ -14,7 +14,8 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from django_sitemaps_plus import ModelSection, blocks, bounds, measuring, protocol, register, render
+from django_sitemaps_plus import ModelSection, protocol, register
+from django_sitemaps_plus.engine import blocks, bounds, measuring, render
 from django_sitemaps_plus.extensions import Images
 from django_sitemaps_plus.sites import SiteContext
 from tests.test_pagination import (

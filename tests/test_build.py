@@ -136,7 +136,7 @@ class TestBuild:
         assert not [name for name in os.listdir(out) if name.endswith(".gz")]
 
     def test_gz_copies_are_the_bytes_the_cache_stores(self, site_with_pages, out):
-        from django_sitemaps_plus.responses import compress
+        from django_sitemaps_plus.serving.responses import compress
 
         build(FileSystemStorage(location=str(out)), gzip=True)
         plain = read(out / "sitemap-articles-1.xml")

@@ -16,7 +16,7 @@ from django.core.management import CommandError, call_command
 from django_sitemaps_plus import register, workers
 from django_sitemaps_plus.build import MANIFEST_NAME, PLAN_DIR, BuildFailed, build, load_plan
 from django_sitemaps_plus.sections import ModelSection
-from django_sitemaps_plus.storage import TEST_KILL_ENV
+from django_sitemaps_plus.serving.storage import TEST_KILL_ENV
 from tests.testapp.models import Article
 from tests.utils import articles, at, files_of, locs
 

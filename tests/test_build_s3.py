@@ -35,7 +35,7 @@ from django_sitemaps_plus.build import (
     build,
     build_lock,
 )
-from django_sitemaps_plus.storage import TEST_KILL_ENV, get_build_storage
+from django_sitemaps_plus.serving.storage import TEST_KILL_ENV, get_build_storage
 from tests.test_build_jobs import pages, report  # noqa: F401 (pages: a fixture)
 from tests.testapp.models import Article
 from tests.utils import assert_schema_valid, at, failing_page, fetch, free_port, locs, wait_for_port

@@ -17,7 +17,7 @@ from django.core.management import CommandError, call_command
 from django_sitemaps_plus import enqueued, register, tasks
 from django_sitemaps_plus.build import PLAN_DIR, jobs_counter_key, load_plan
 from django_sitemaps_plus.conf import get_cache
-from django_sitemaps_plus.storage import get_build_storage
+from django_sitemaps_plus.serving.storage import get_build_storage
 from tests.test_build_concurrency import start_holder
 from tests.testapp.models import Article
 from tests.utils import articles, at, files_of
@@ -217,7 +217,7 @@ class TestUsage:
 def test_a_plain_build_takes_over_an_enqueued_plan_while_the_cache_is_down(
     pages, tmp_path, settings, caplog
 ):
-    from django_sitemaps_plus import quiet
+    from django_sitemaps_plus.serving import quiet
 
     backend = use_backend(settings, "dummy")
     out = tmp_path / "enqueued"

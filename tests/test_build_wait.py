@@ -18,7 +18,7 @@ from django_sitemaps_plus import build_status
 from django_sitemaps_plus.build import jobs_counter_key, load_plan
 from django_sitemaps_plus.conf import get_cache
 from django_sitemaps_plus.management import progress
-from django_sitemaps_plus.storage import get_build_storage
+from django_sitemaps_plus.serving.storage import get_build_storage
 from tests import test_build_tasks
 from tests.test_build_tasks import needs_tasks, use_backend
 from tests.utils import files_of

@@ -23,16 +23,9 @@ from django.utils import timezone
 from django.utils.http import http_date
 
 import django_sitemaps_plus.conf as sitemaps_conf
-from django_sitemaps_plus import (
-    ModelSection,
-    Section,
-    entries,
-    locks,
-    register,
-    responses,
-    versions,
-)
-from django_sitemaps_plus import cache as sitemap_cache
+from django_sitemaps_plus import ModelSection, Section, register
+from django_sitemaps_plus.serving import cache as sitemap_cache
+from django_sitemaps_plus.serving import entries, locks, responses, versions
 from django_sitemaps_plus.signals import sitemaps_invalidated
 from django_sitemaps_plus.sites import SiteContext
 from tests.testapp.models import Article, Comment, Tag
@@ -71,8 +64,8 @@ def _chunk_keys(cache) -> list[str]:
     """Chunk keys of the counted section's file (locmem, Redis and Memcached alike)."""
     from django.test import RequestFactory
 
-    from django_sitemaps_plus.cache import Source
     from django_sitemaps_plus.registry import site
+    from django_sitemaps_plus.serving.cache import Source
 
     request = RequestFactory().get("/sitemap-counted-1.xml")
     source = Source([site.get("counted")], "application/xml; charset=utf-8", lambda: None)
@@ -85,7 +78,7 @@ def _stored_entry(path: str) -> entries.Entry:
     """The cached metadata of the XML file at ``path`` (whatever its version)."""
     from django.test import RequestFactory
 
-    from django_sitemaps_plus.cache import Source
+    from django_sitemaps_plus.serving.cache import Source
 
     source = Source([], "application/xml; charset=utf-8", lambda: None)  # type: ignore[arg-type,return-value]
     site = SiteContext("https://example.com")
@@ -1065,3 +1058,19 @@ def test_database_cache_backend(settings, counted):
     versions.invalidate("counted")
     Client().get("/sitemap-counted-1.xml")
     assert counted.renders == 2
+
+
+def test_invalidate_is_public_at_the_package_top(cached) -> None:
+    """``from django_sitemaps_plus import invalidate`` (docs/caching.md) is the
+    one ``invalidate``: a write that sends no signal shows once it is called."""
+    from django_sitemaps_plus import invalidate
+
+    register(
+        Article, lastmod_fields=["updated_at"], url_name="article", url_kwargs={"slug": "slug"}
+    )
+    articles(2)
+    before = fetch("/sitemap-articles-1.xml")[1]
+    Article.objects.filter(pk=1).update(slug="moved")  # no signal: the file stays cached
+    assert fetch("/sitemap-articles-1.xml")[1] == before
+    invalidate("articles")
+    assert "https://example.com/articles/moved/" in locs(fetch("/sitemap-articles-1.xml")[1])

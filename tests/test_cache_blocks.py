@@ -27,16 +27,11 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 import django_sitemaps_plus.conf as sitemaps_conf
-from django_sitemaps_plus import (
-    ModelSection,
-    fingerprints,
-    kept_figures,
-    layout,
-    register,
-    versions,
-)
+from django_sitemaps_plus import ModelSection, register
 from django_sitemaps_plus.build import BuildFailed, build
+from django_sitemaps_plus.engine import fingerprints, kept_figures, layout
 from django_sitemaps_plus.registry import site
+from django_sitemaps_plus.serving import versions
 from django_sitemaps_plus.sites import SiteContext
 from tests.test_build_tasks import needs_tasks, use_backend
 from tests.testapp.models import Article, Comment, Tag

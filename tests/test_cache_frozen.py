@@ -28,9 +28,10 @@ import pytest
 from django.core.checks import run_checks
 from django.test import override_settings
 
-from django_sitemaps_plus import locks, quiet, register
+from django_sitemaps_plus import register
 from django_sitemaps_plus.checks import check_cache_timeouts
 from django_sitemaps_plus.sections import Section
+from django_sitemaps_plus.serving import locks, quiet
 from tests.recording_cache import redis_calls
 from tests.test_asgi import asgi_get, http_scope
 from tests.testapp.models import Article

@@ -23,9 +23,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils.http import http_date
 
-from django_sitemaps_plus import Section, entries, locks, register, versions
-from django_sitemaps_plus import cache as sitemap_cache
+from django_sitemaps_plus import Section, register
 from django_sitemaps_plus import conf as sitemaps_conf
+from django_sitemaps_plus.serving import cache as sitemap_cache
+from django_sitemaps_plus.serving import entries, locks, versions
 from tests.testapp.models import Article
 from tests.utils import articles, at, cache_lookup, fetch, locs
 

@@ -133,7 +133,7 @@ class FastPathTests(Registered):
         # entries; batches of entries keep memory flat whatever the languages.
         from unittest import mock
 
-        from django_sitemaps_plus import pagination, render
+        from django_sitemaps_plus.engine import pagination, render
 
         Place.objects.bulk_create([Place(slug=f"place-{i}") for i in range(1_500)])
         site.register(PlaceSection)

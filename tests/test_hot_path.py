@@ -17,9 +17,10 @@ from django.utils.encoding import iri_to_uri
 from hypothesis import given
 from hypothesis import strategies as st
 
-from django_sitemaps_plus import ModelSection, Section, render, xml
-from django_sitemaps_plus.location import LocationTemplate, absolute_location, absolute_paths
-from django_sitemaps_plus.reads import fetch_chunks
+from django_sitemaps_plus import ModelSection, Section
+from django_sitemaps_plus.engine import render, xml
+from django_sitemaps_plus.engine.location import LocationTemplate, absolute_location, absolute_paths
+from django_sitemaps_plus.engine.reads import fetch_chunks
 from django_sitemaps_plus.sites import SiteContext
 from tests.testapp.models import Article
 

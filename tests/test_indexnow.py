@@ -298,7 +298,7 @@ class TestSubmitting:
         self, configured, django_capture_on_commit_callbacks, caplog
     ):
         pytest.importorskip("redis")
-        from django_sitemaps_plus import quiet
+        from django_sitemaps_plus.serving import quiet
         from tests.recording_cache import redis_calls
 
         configured.CACHES = {

@@ -20,20 +20,13 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from django_sitemaps_plus import (
-    ModelSection,
-    blocks,
-    bounds,
-    kept_figures,
-    layout,
-    quiet,
-    register,
-    versions,
-)
-from django_sitemaps_plus import cache as sitemap_cache
+from django_sitemaps_plus import ModelSection, register
 from django_sitemaps_plus.build import build
 from django_sitemaps_plus.conf import get_cache
+from django_sitemaps_plus.engine import blocks, bounds, kept_figures, layout
 from django_sitemaps_plus.registry import site
+from django_sitemaps_plus.serving import cache as sitemap_cache
+from django_sitemaps_plus.serving import quiet, versions
 from django_sitemaps_plus.sites import SiteContext
 from tests.testapp.models import Article, Comment, Event
 from tests.utils import articles, at, fetch, lastmods, locs

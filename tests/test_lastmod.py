@@ -6,7 +6,7 @@ import zoneinfo
 import pytest
 from django.test import override_settings
 
-from django_sitemaps_plus.lastmod import (
+from django_sitemaps_plus.engine.lastmod import (
     LastmodFieldError,
     file_lastmod,
     format_w3c,
@@ -163,7 +163,7 @@ def test_fallbacks_date_the_files_and_are_counted(with_fallback):
     ],
 )
 def test_a_fallback_must_be_an_own_field_of_the_same_kind(fallbacks, message):
-    from django_sitemaps_plus.lastmod import LastmodSpec
+    from django_sitemaps_plus.engine.lastmod import LastmodSpec
 
     with pytest.raises(LastmodFieldError, match=message):
         LastmodSpec(Article, list(fallbacks), fallbacks)

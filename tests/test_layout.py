@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from django.db.models import Prefetch
 
-from django_sitemaps_plus import ModelSection, fingerprints, measuring, protocol
+from django_sitemaps_plus import ModelSection, protocol
+from django_sitemaps_plus.engine import fingerprints, measuring
 from django_sitemaps_plus.extensions.base import Extension
 from django_sitemaps_plus.sites import SiteContext
 from tests.testapp.models import Article, Tag

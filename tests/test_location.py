@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from django.urls import NoReverseMatch, reverse
 
-from django_sitemaps_plus.location import LocationTemplate, absolute_location
+from django_sitemaps_plus.engine.location import LocationTemplate, absolute_location
 from django_sitemaps_plus.sites import SiteContext
 
 SITE = SiteContext("https://example.com")

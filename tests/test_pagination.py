@@ -15,16 +15,10 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import given
 from hypothesis import strategies as st
 
-from django_sitemaps_plus import (
-    ModelSection,
-    Section,
-    measuring,
-    pagination,
-    protocol,
-    register,
-    versions,
-)
+from django_sitemaps_plus import ModelSection, Section, protocol, register
+from django_sitemaps_plus.engine import measuring, pagination
 from django_sitemaps_plus.extensions import Images
+from django_sitemaps_plus.serving import versions
 from django_sitemaps_plus.sites import SiteContext
 from tests.testapp.models import Article
 from tests.utils import assert_schema_valid, fetch, locs, measured_runs
@@ -576,7 +570,7 @@ class _PerItemPriority(Section):
 def test_the_layout_measures_what_the_file_writes(values, section):
     """Each row's URLs and bytes, as measured, add up to the entries written
     (clean batches at C speed, escaped or non-ASCII ones per entry)."""
-    from django_sitemaps_plus import render
+    from django_sitemaps_plus.engine import render
 
     rows = [(n, url, lastmod, None) for n, (url, lastmod) in enumerate(values)]
     urls, sizes = render.measure(section, rows, SITE)

@@ -1,4 +1,4 @@
-"""The breaker every cache call goes through (``django_sitemaps_plus.quiet``).
+"""The breaker every cache call goes through (``django_sitemaps_plus.serving.quiet``).
 
 The real servers frozen and killed are in test_cache_frozen.py; here a
 local-memory cache that fails on demand shows the breaker's own rules, on
@@ -16,7 +16,7 @@ import pytest
 from django.core.cache.backends.locmem import LocMemCache
 from django.test import override_settings
 
-from django_sitemaps_plus import quiet
+from django_sitemaps_plus.serving import quiet
 
 WINDOW = 5.0
 
@@ -121,8 +121,8 @@ def test_changed_settings_close_the_breaker(flaky):
 def test_a_lock_is_released_while_the_breaker_is_open(settings):
     """Another thread's failed call opens the breaker; a holder's release still
     frees its lock (else every request for the file waits out its expiry)."""
-    from django_sitemaps_plus import locks
     from django_sitemaps_plus.conf import get_cache
+    from django_sitemaps_plus.serving import locks
 
     settings.SITEMAPS_PLUS = {"CACHE": True, "CACHE_BREAKER_SECONDS": 60}
     cache = get_cache()

@@ -13,8 +13,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from django_sitemaps_plus import ModelSection, Section, measuring, render
+from django_sitemaps_plus import ModelSection, Section
 from django_sitemaps_plus.contrib.django_sitemaps import ContribSection
+from django_sitemaps_plus.engine import measuring, render
 from django_sitemaps_plus.extensions.base import Extension
 from django_sitemaps_plus.extensions.hreflang import Hreflang
 from django_sitemaps_plus.sections import PageInfo

@@ -12,7 +12,8 @@ from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils.http import http_date
 
-from django_sitemaps_plus import Section, register, versions
+from django_sitemaps_plus import Section, register
+from django_sitemaps_plus.serving import versions
 from tests.testapp.models import Article, Author, Comment, Event, Tag
 from tests.utils import articles, assert_schema_valid, at, fetch, lastmods, locs
 
@@ -332,7 +333,7 @@ class TestLastmod:
         ],
     )
     def test_which_rows_can_lack_a_lastmod(self, model, fields, missing):
-        from django_sitemaps_plus.lastmod import LastmodSpec
+        from django_sitemaps_plus.engine.lastmod import LastmodSpec
         from tests.testapp import models as testmodels
 
         assert LastmodSpec(getattr(testmodels, model), fields).can_be_missing is missing

@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase
 from lxml import etree
 
-from django_sitemaps_plus import ModelSection, Section, xml
+from django_sitemaps_plus import ModelSection, Section
+from django_sitemaps_plus.engine import xml
 from django_sitemaps_plus.extensions import Images, NewsSection, Video, VideoInfo
 from django_sitemaps_plus.registry import site
 from tests.i18napp.models import NewsItem

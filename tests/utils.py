@@ -20,8 +20,8 @@ from django.test import Client, RequestFactory
 from django.urls import resolve
 from lxml import etree
 
-from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus import conf as sitemaps_conf
+from django_sitemaps_plus.serving import cache as sitemap_cache
 from tests.testapp.models import Article
 
 NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
@@ -201,7 +201,7 @@ def lastmods(body: bytes) -> list[str | None]:
 
 def measured_runs(monkeypatch: Any) -> list[int]:
     """Count the runs of rows that get measured (``measuring._measured_rows``)."""
-    from django_sitemaps_plus import measuring
+    from django_sitemaps_plus.engine import measuring
 
     calls: list[int] = []
     original = measuring._measured_rows

@@ -33,16 +33,17 @@ from typing import Any
 from django.core.files.storage import Storage
 from django.urls import NoReverseMatch, reverse
 
-from django_sitemaps_plus import names, xml
-from django_sitemaps_plus.responses import Measured, gzip_chunks
-from django_sitemaps_plus.sites import SiteContext
-from django_sitemaps_plus.storage import (
+from django_sitemaps_plus import names
+from django_sitemaps_plus.engine import xml
+from django_sitemaps_plus.serving.responses import Measured, gzip_chunks
+from django_sitemaps_plus.serving.storage import (
     COPY_CHUNK,
     read_bytes,
     storage_name,
     write_atomic,
     write_bytes,
 )
+from django_sitemaps_plus.sites import SiteContext
 
 logger = logging.getLogger("django_sitemaps_plus")
 

@@ -17,7 +17,6 @@ from typing import Any, cast
 
 from django.core.files.storage import Storage
 
-from django_sitemaps_plus import pagination, quiet, xml
 from django_sitemaps_plus.build.files import (
     INDEX_NAME,
     BuildResult,
@@ -29,11 +28,13 @@ from django_sitemaps_plus.build.files import (
 )
 from django_sitemaps_plus.build.lock import storage_identity
 from django_sitemaps_plus.build.plan import BuildPlan, FileJob, discard_plan
+from django_sitemaps_plus.engine import pagination, xml
 from django_sitemaps_plus.registry import site as registry
 from django_sitemaps_plus.sections import PageInfo
+from django_sitemaps_plus.serving import quiet
+from django_sitemaps_plus.serving.storage import storage_name
 from django_sitemaps_plus.signals import sitemaps_built
 from django_sitemaps_plus.sites import SiteContext
-from django_sitemaps_plus.storage import storage_name
 
 #: Seconds the sitemap cache keeps what the last build did (``last_build_key``).
 LAST_BUILD_SECONDS = 90 * 24 * 3600

@@ -18,8 +18,8 @@ from contextlib import contextmanager
 
 from django.core.files.storage import FileSystemStorage, Storage
 
-from django_sitemaps_plus import locks, quiet
-from django_sitemaps_plus.storage import storage_name
+from django_sitemaps_plus.serving import locks, quiet
+from django_sitemaps_plus.serving.storage import storage_name
 
 logger = logging.getLogger("django_sitemaps_plus")
 

@@ -22,8 +22,7 @@ from typing import Any
 from django.core.files.storage import FileSystemStorage, Storage
 from django.urls import NoReverseMatch, reverse
 
-from django_sitemaps_plus import kept_figures, layout, measuring, names, pagination, protocol, quiet
-from django_sitemaps_plus.blocks import BlockFigures
+from django_sitemaps_plus import names, protocol
 from django_sitemaps_plus.build.files import (
     INDEX_NAME,
     file_loc,
@@ -38,11 +37,14 @@ from django_sitemaps_plus.build.lock import (
     remove_stale_temporaries,
 )
 from django_sitemaps_plus.conf import conf
-from django_sitemaps_plus.lastmod import format_w3c
+from django_sitemaps_plus.engine import kept_figures, layout, measuring, pagination
+from django_sitemaps_plus.engine.blocks import BlockFigures
+from django_sitemaps_plus.engine.lastmod import format_w3c
 from django_sitemaps_plus.registry import site as registry
 from django_sitemaps_plus.sections import ModelSection
+from django_sitemaps_plus.serving import quiet
+from django_sitemaps_plus.serving.storage import read_bytes, storage_name, write_bytes
 from django_sitemaps_plus.sites import SiteContext
-from django_sitemaps_plus.storage import read_bytes, storage_name, write_bytes
 from django_sitemaps_plus.stylesheet import XSL
 
 logger = logging.getLogger("django_sitemaps_plus")

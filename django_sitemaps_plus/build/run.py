@@ -17,8 +17,8 @@ from django_sitemaps_plus.build.jobs import BuildFailed, finish, run_job, unfini
 from django_sitemaps_plus.build.lock import build_lock
 from django_sitemaps_plus.build.plan import FileJob, make_plan
 from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.serving.storage import get_build_storage
 from django_sitemaps_plus.sites import SiteContext, site_context
-from django_sitemaps_plus.storage import get_build_storage
 
 Progress = Callable[[int, int, str], None]
 

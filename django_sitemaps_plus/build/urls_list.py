@@ -14,10 +14,11 @@ from urllib.parse import urlsplit
 
 from django.core.files.storage import Storage
 
-from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus import protocol
 from django_sitemaps_plus.build.files import INDEX_NAME
-from django_sitemaps_plus.location import to_uri
-from django_sitemaps_plus.storage import write_atomic, write_bytes
+from django_sitemaps_plus.engine import xml
+from django_sitemaps_plus.engine.location import to_uri
+from django_sitemaps_plus.serving.storage import write_atomic, write_bytes
 
 
 class UrlListError(ValueError):

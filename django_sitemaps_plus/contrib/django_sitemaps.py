@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from django.core.checks import CheckMessage
 from django.db import models
 
-from django_sitemaps_plus import names, protocol, xml
+from django_sitemaps_plus import names, protocol
+from django_sitemaps_plus.engine import xml
+from django_sitemaps_plus.engine.lastmod import format_w3c, latest_of_all
+from django_sitemaps_plus.engine.location import absolute_location
 from django_sitemaps_plus.extensions.hreflang import XHTML_PREFIX, alternate_link
-from django_sitemaps_plus.lastmod import format_w3c, latest_of_all
-from django_sitemaps_plus.location import absolute_location
 from django_sitemaps_plus.sections import PageInfo, Section
 from django_sitemaps_plus.sections.checks import SectionChecks
 from django_sitemaps_plus.sites import SiteContext

@@ -19,7 +19,8 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus import protocol
+from django_sitemaps_plus.engine import xml
 from django_sitemaps_plus.extensions.base import Extension, loc_budget, section_error
 from django_sitemaps_plus.extensions.hreflang import (
     LINK_TAGS_BYTES,

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 from django.core.checks import CheckMessage, Error, Warning
 
 from django_sitemaps_plus import protocol
-from django_sitemaps_plus.location import to_uri
-from django_sitemaps_plus.pagination import WORST_BYTES_PER_CHARACTER
+from django_sitemaps_plus.engine.location import to_uri
+from django_sitemaps_plus.engine.pagination import WORST_BYTES_PER_CHARACTER
 from django_sitemaps_plus.sites import ascii_origin
 
 if TYPE_CHECKING:

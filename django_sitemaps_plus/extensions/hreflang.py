@@ -20,7 +20,9 @@ from django.conf import settings
 from django.core.checks import CheckMessage
 from django.db import models
 
-from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus import protocol
+from django_sitemaps_plus.engine import xml
+from django_sitemaps_plus.engine.location import absolute_location, to_uri
 from django_sitemaps_plus.extensions.base import (
     URI_PATH_RE,
     Extension,
@@ -30,7 +32,6 @@ from django_sitemaps_plus.extensions.base import (
     section_error,
 )
 from django_sitemaps_plus.extensions.rules import hreflang as rules
-from django_sitemaps_plus.location import absolute_location, to_uri
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.sections import Section

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from django.core.checks import CheckMessage
 from django.db import models
 
-from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus import protocol
+from django_sitemaps_plus.engine import xml
 from django_sitemaps_plus.extensions.base import (
     Extension,
     batch_rows,

@@ -26,12 +26,13 @@ from django.db import models
 from django.db.models import Max, Min, Q
 from django.utils import timezone
 
-from django_sitemaps_plus import protocol, reads, xml
+from django_sitemaps_plus import protocol
+from django_sitemaps_plus.engine import reads, xml
+from django_sitemaps_plus.engine.lastmod import format_w3c, latest
+from django_sitemaps_plus.engine.pagination import WORST_BYTES_PER_CHARACTER
+from django_sitemaps_plus.engine.render import Row
 from django_sitemaps_plus.extensions.base import Extension, resolve_field, section_error
 from django_sitemaps_plus.extensions.rules import news as rules
-from django_sitemaps_plus.lastmod import format_w3c, latest
-from django_sitemaps_plus.pagination import WORST_BYTES_PER_CHARACTER
-from django_sitemaps_plus.render import Row
 from django_sitemaps_plus.sections import ModelSection, PageInfo, Section
 
 if TYPE_CHECKING:

@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from django.core.checks import CheckMessage
 from django.db import models
 
-from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus import protocol
+from django_sitemaps_plus.engine import xml
+from django_sitemaps_plus.engine.lastmod import format_w3c
 from django_sitemaps_plus.extensions.base import (
     Extension,
     batch_rows,
@@ -32,7 +34,6 @@ from django_sitemaps_plus.extensions.base import (
     section_error,
 )
 from django_sitemaps_plus.extensions.rules import video as rules
-from django_sitemaps_plus.lastmod import format_w3c
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.sections import Section

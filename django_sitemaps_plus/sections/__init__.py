@@ -16,8 +16,8 @@ package's own modules import each other by module path
 
 from __future__ import annotations
 
-from django_sitemaps_plus.lastmod import LastmodValue
-from django_sitemaps_plus.render import Row
+from django_sitemaps_plus.engine.lastmod import LastmodValue
+from django_sitemaps_plus.engine.render import Row
 from django_sitemaps_plus.sections.base import Section
 from django_sitemaps_plus.sections.model import ModelSection
 from django_sitemaps_plus.sections.pages import LastmodCounts, PageInfo

@@ -36,13 +36,14 @@ from django.db import DatabaseError, models
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
-from django_sitemaps_plus import layout, measuring, names, pagination, render
+from django_sitemaps_plus import names
 from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.engine import layout, measuring, pagination, render
+from django_sitemaps_plus.engine.lastmod import LastmodValue, day_of, format_w3c, latest_of_all
+from django_sitemaps_plus.engine.location import absolute_location, absolute_paths
+from django_sitemaps_plus.engine.reads import BATCH_ROWS
+from django_sitemaps_plus.engine.render import EntryWriter, Row
 from django_sitemaps_plus.extensions.base import Extension, loc_budget
-from django_sitemaps_plus.lastmod import LastmodValue, day_of, format_w3c, latest_of_all
-from django_sitemaps_plus.location import absolute_location, absolute_paths
-from django_sitemaps_plus.reads import BATCH_ROWS
-from django_sitemaps_plus.render import EntryWriter, Row
 from django_sitemaps_plus.sections.checks import SectionChecks
 from django_sitemaps_plus.sections.pages import (
     LastmodCounts,

@@ -25,8 +25,8 @@ from django.urls import NoReverseMatch, reverse
 
 from django_sitemaps_plus import names, protocol
 from django_sitemaps_plus.conf import SETTINGS
+from django_sitemaps_plus.engine.lastmod import LastmodFieldError, LastmodSpec
 from django_sitemaps_plus.extensions.base import undeclared_hook
-from django_sitemaps_plus.lastmod import LastmodFieldError, LastmodSpec
 from django_sitemaps_plus.sites import call_with_site
 
 if TYPE_CHECKING:

@@ -21,10 +21,11 @@ from django.db.models import Count
 from django.db.models.constants import LOOKUP_SEP
 from django.db.models.functions import Cast
 
-from django_sitemaps_plus import blocks, bounds, kept_figures, layout, names, pagination, reads
-from django_sitemaps_plus.lastmod import LastmodSpec, day_of
-from django_sitemaps_plus.location import LanguageTemplates, LocationTemplate
-from django_sitemaps_plus.render import Row
+from django_sitemaps_plus import names
+from django_sitemaps_plus.engine import blocks, bounds, kept_figures, layout, pagination, reads
+from django_sitemaps_plus.engine.lastmod import LastmodSpec, day_of
+from django_sitemaps_plus.engine.location import LanguageTemplates, LocationTemplate
+from django_sitemaps_plus.engine.render import Row
 from django_sitemaps_plus.sections.base import FileSizing, Section
 from django_sitemaps_plus.sections.checks import ModelSectionChecks, SectionChecks
 from django_sitemaps_plus.sections.pages import LastmodCounts, PageInfo, span_info

@@ -11,8 +11,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from django_sitemaps_plus import pagination
-from django_sitemaps_plus.lastmod import LastmodValue
+from django_sitemaps_plus.engine import pagination
+from django_sitemaps_plus.engine.lastmod import LastmodValue
 
 
 @dataclass(frozen=True)

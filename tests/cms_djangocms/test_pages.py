@@ -10,8 +10,8 @@ import pytest
 from cms.models import ACCESS_PAGE_AND_DESCENDANTS, PagePermission
 from django.contrib.auth.models import Group
 
-from django_sitemaps_plus import versions
 from django_sitemaps_plus.contrib.djangocms.models import PageSitemapSettings
+from django_sitemaps_plus.serving import versions
 from tests.cms_djangocms.conftest import CMS, entries, locs, set_published_at
 from tests.utils import assert_schema_valid, fetch
 

@@ -12,7 +12,7 @@ from lxml import etree
 from wagtail.models import Page, PageViewRestriction, Site
 
 from django_sitemaps_plus.contrib.wagtail.sections import PageSection
-from django_sitemaps_plus.lastmod import format_w3c
+from django_sitemaps_plus.engine.lastmod import format_w3c
 from django_sitemaps_plus.registry import site as registry
 from tests.cms_wagtail.conftest import Tree, draft, entries, locs, publish, restrict, translate
 from tests.utils import NS, fetch

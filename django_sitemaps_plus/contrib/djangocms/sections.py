@@ -25,12 +25,17 @@ from django.db.models.functions import Cast, Length, Substr
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
-from django_sitemaps_plus.blocks import BlockFigures, PkPage, blocks_filter, bounds, last_block
 from django_sitemaps_plus.contrib.djangocms.images import PluginImages, image_sources, plugin_models
 from django_sitemaps_plus.contrib.djangocms.sites import as_cms_site
 from django_sitemaps_plus.contrib.pages import PageAlternates, PageEntry, alternate_links
-from django_sitemaps_plus.extensions.base import Extension
-from django_sitemaps_plus.lastmod import (
+from django_sitemaps_plus.engine.blocks import (
+    BlockFigures,
+    PkPage,
+    blocks_filter,
+    bounds,
+    last_block,
+)
+from django_sitemaps_plus.engine.lastmod import (
     SQL_FORMAT_VENDORS,
     GreatestIgnoringNulls,
     W3CDatetime,
@@ -38,8 +43,9 @@ from django_sitemaps_plus.lastmod import (
     format_w3c,
     to_utc,
 )
-from django_sitemaps_plus.reads import fetch_chunks
-from django_sitemaps_plus.render import Row
+from django_sitemaps_plus.engine.reads import fetch_chunks
+from django_sitemaps_plus.engine.render import Row
+from django_sitemaps_plus.extensions.base import Extension
 from django_sitemaps_plus.sections import LastmodCounts, ModelSection
 from django_sitemaps_plus.sites import SiteContext
 

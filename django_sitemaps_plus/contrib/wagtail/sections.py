@@ -28,14 +28,14 @@ from django.db.models.functions import Cast, Length, Substr
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
-from django_sitemaps_plus.blocks import bounds
 from django_sitemaps_plus.contrib.pages import PageAlternates, PageEntry, alternate_links
 from django_sitemaps_plus.contrib.wagtail.sites import default_site, page_model
+from django_sitemaps_plus.engine.blocks import bounds
+from django_sitemaps_plus.engine.lastmod import format_w3c
+from django_sitemaps_plus.engine.location import absolute_location
+from django_sitemaps_plus.engine.reads import BATCH_ROWS, streaming_reads
+from django_sitemaps_plus.engine.render import Row
 from django_sitemaps_plus.extensions.base import Extension
-from django_sitemaps_plus.lastmod import format_w3c
-from django_sitemaps_plus.location import absolute_location
-from django_sitemaps_plus.reads import BATCH_ROWS, streaming_reads
-from django_sitemaps_plus.render import Row
 from django_sitemaps_plus.sections import ModelSection
 from django_sitemaps_plus.sites import SiteContext
 

@@ -46,8 +46,8 @@ def find_site(request: HttpRequest) -> Any:
     from django.http.request import split_domain_port
     from wagtail.models import Site
 
-    from django_sitemaps_plus import quiet
     from django_sitemaps_plus.conf import conf
+    from django_sitemaps_plus.serving import quiet
 
     if not conf.CACHE:
         return Site.find_for_request(request)
@@ -77,7 +77,7 @@ def find_site(request: HttpRequest) -> Any:
 
 def forget_hosts() -> None:
     """Drop the remembered host -> Site answers (a Site was saved or deleted)."""
-    from django_sitemaps_plus import quiet
+    from django_sitemaps_plus.serving import quiet
 
     quiet.quietly(None, quiet.available(), "delete", HOSTS_CACHE_KEY)
 

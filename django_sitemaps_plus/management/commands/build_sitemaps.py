@@ -36,8 +36,8 @@ from django_sitemaps_plus.build import (
     generate_from_urls,
 )
 from django_sitemaps_plus.management.progress import ProgressLine
+from django_sitemaps_plus.serving.storage import get_build_storage
 from django_sitemaps_plus.sites import SiteContext, site_context
-from django_sitemaps_plus.storage import get_build_storage
 from django_sitemaps_plus.tasks import enqueue_build
 
 

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from django.core.cache import BaseCache
 
-from django_sitemaps_plus import quiet
-from django_sitemaps_plus.blocks import block_of
 from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.engine.blocks import block_of
+from django_sitemaps_plus.serving import quiet
 from django_sitemaps_plus.signals import sitemaps_invalidated
 
 if TYPE_CHECKING:

@@ -24,8 +24,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
-from django_sitemaps_plus import quiet
 from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.serving import quiet
 
 if TYPE_CHECKING:
     from django.core.cache import BaseCache

@@ -25,22 +25,15 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any, cast
 
-from django_sitemaps_plus import (
-    blocks,
-    bounds,
-    fingerprints,
-    measuring,
-    pagination,
-    quiet,
-    versions,
-)
-from django_sitemaps_plus import cache as sitemap_cache
 from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.engine import blocks, bounds, fingerprints, measuring, pagination
+from django_sitemaps_plus.serving import cache as sitemap_cache
+from django_sitemaps_plus.serving import quiet, versions
 
 if TYPE_CHECKING:
     from django.core.cache import BaseCache
 
-    from django_sitemaps_plus import kept_figures
+    from django_sitemaps_plus.engine import kept_figures
     from django_sitemaps_plus.sections import ModelSection, Section
     from django_sitemaps_plus.sites import SiteContext
 

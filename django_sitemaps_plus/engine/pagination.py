@@ -52,8 +52,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from django_sitemaps_plus import protocol, xml
-from django_sitemaps_plus.lastmod import LastmodValue, file_lastmod, latest, to_utc
+from django_sitemaps_plus import protocol
+from django_sitemaps_plus.engine import xml
+from django_sitemaps_plus.engine.lastmod import LastmodValue, file_lastmod, latest, to_utc
 
 logger = logging.getLogger("django_sitemaps_plus")
 

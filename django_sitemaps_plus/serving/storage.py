@@ -39,7 +39,7 @@ from django.http import (
 )
 
 from django_sitemaps_plus.conf import conf
-from django_sitemaps_plus.responses import (
+from django_sitemaps_plus.serving.responses import (
     accepts_gzip,
     finish,
     respond_conditionally,

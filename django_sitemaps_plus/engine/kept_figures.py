@@ -46,8 +46,9 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django_sitemaps_plus import blocks, fingerprints, pagination, quiet, versions
 from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.engine import blocks, fingerprints, pagination
+from django_sitemaps_plus.serving import quiet, versions
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.sections import ModelSection

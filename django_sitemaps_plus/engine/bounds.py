@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from django_sitemaps_plus import blocks, pagination, render, xml
+from django_sitemaps_plus.engine import blocks, pagination, render, xml
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.sections import ModelSection

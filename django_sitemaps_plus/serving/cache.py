@@ -61,9 +61,9 @@ from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.utils.cache import get_conditional_response
 
-from django_sitemaps_plus import entries, locks, quiet
 from django_sitemaps_plus.conf import conf
-from django_sitemaps_plus.responses import (
+from django_sitemaps_plus.serving import entries, locks, quiet
+from django_sitemaps_plus.serving.responses import (
     Prepared,
     accepts_gzip,
     close_iterator,
@@ -73,7 +73,7 @@ from django_sitemaps_plus.responses import (
     streaming_response,
     timestamp,
 )
-from django_sitemaps_plus.versions import (
+from django_sitemaps_plus.serving.versions import (
     ALL,
     KEY_PREFIX,
     files_token,

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 from django.db import models
 
-from django_sitemaps_plus import blocks, pagination, quiet, render
-from django_sitemaps_plus.bounds import bounded_units
-from django_sitemaps_plus.fingerprints import generation_key, signature
-from django_sitemaps_plus.reads import BATCH_ROWS
+from django_sitemaps_plus.engine import blocks, pagination, render
+from django_sitemaps_plus.engine.bounds import bounded_units
+from django_sitemaps_plus.engine.fingerprints import generation_key, signature
+from django_sitemaps_plus.engine.reads import BATCH_ROWS
+from django_sitemaps_plus.serving import quiet
 
 if TYPE_CHECKING:
     from django.core.cache import BaseCache

@@ -22,7 +22,7 @@ from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 
 from django_sitemaps_plus.conf import conf
-from django_sitemaps_plus.lastmod import LastmodValue
+from django_sitemaps_plus.engine.lastmod import LastmodValue
 
 #: gzip level of cached and built files: 6 is zlib's default, within a few
 #: percent of 9's size at half its time.

@@ -14,7 +14,8 @@ from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
 
-from django_sitemaps_plus import protocol, xml
+from django_sitemaps_plus import protocol
+from django_sitemaps_plus.engine import xml
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.sections import Section

@@ -16,13 +16,19 @@ from typing import TYPE_CHECKING, Any
 from django.core.cache import BaseCache
 from django.utils import timezone
 
-from django_sitemaps_plus import quiet
 from django_sitemaps_plus.conf import conf
-from django_sitemaps_plus.responses import Gzip, Measured, Prepared, close_iterator, timestamp
-from django_sitemaps_plus.versions import KEY_PREFIX, new_token
+from django_sitemaps_plus.serving import quiet
+from django_sitemaps_plus.serving.responses import (
+    Gzip,
+    Measured,
+    Prepared,
+    close_iterator,
+    timestamp,
+)
+from django_sitemaps_plus.serving.versions import KEY_PREFIX, new_token
 
 if TYPE_CHECKING:
-    from django_sitemaps_plus.cache import Lookup
+    from django_sitemaps_plus.serving.cache import Lookup
 
 logger = logging.getLogger("django_sitemaps_plus")
 

@@ -20,7 +20,7 @@ from django.db import models
 from django.utils import translation
 from django.utils.functional import Promise
 
-from django_sitemaps_plus import pagination
+from django_sitemaps_plus.engine import pagination
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.sections import Section

@@ -21,11 +21,11 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.sql.compiler import SQLCompiler
 from django.urls import NoReverseMatch
 
-from django_sitemaps_plus.lastmod import format_w3c
+from django_sitemaps_plus.engine.lastmod import format_w3c
 
 if TYPE_CHECKING:
-    from django_sitemaps_plus.location import LocationTemplate
-    from django_sitemaps_plus.render import Row
+    from django_sitemaps_plus.engine.location import LocationTemplate
+    from django_sitemaps_plus.engine.render import Row
     from django_sitemaps_plus.sections import ModelSection
     from django_sitemaps_plus.sites import SiteContext
 

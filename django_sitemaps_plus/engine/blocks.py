@@ -21,7 +21,7 @@ from django.db.models import Count, Func, Max, Q, Sum, Value
 from django.db.models.constants import LOOKUP_SEP
 from django.db.models.sql.compiler import SQLCompiler
 
-from django_sitemaps_plus.lastmod import LastmodSpec, LastmodValue, file_lastmod, latest
+from django_sitemaps_plus.engine.lastmod import LastmodSpec, LastmodValue, file_lastmod, latest
 
 
 class PkPage(Func):
