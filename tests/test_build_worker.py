@@ -210,6 +210,18 @@ class WorkerSite:
             finished.append((result.worker_name, result.return_value))
         return finished
 
+    def wait_for_jobs(self, count: int) -> list[tuple[str, dict[str, Any]]]:
+        """``jobs()`` once ``count`` jobs have finished. RQ registers a job as
+        finished after its function returned: after the files and the index
+        it wrote can be seen in the folder."""
+        deadline = time.monotonic() + WAIT_SECONDS
+        while len(finished := self.jobs()) < count:
+            for name, process in self.workers:
+                assert process.poll() is None, f"worker {name} ended: {self.log(name)}"
+            assert time.monotonic() < deadline, f"{len(finished)} of {count} jobs finished"
+            time.sleep(0.1)
+        return finished
+
     def _result(self, job_id: str) -> Any:
         from rq.job import Job
 
@@ -276,8 +288,10 @@ def built_by_workers(site: WorkerSite, out: Path, files: dict[str, bytes]) -> se
     """Check the tasks that built ``files`` (with their ``.txt`` twins) into
     ``out``: one job a file, exactly one wrote the index, their records name
     every file, and the files are, byte for byte, what one process builds
-    from the same rows. Returns the workers that ran them."""
-    jobs = site.jobs()
+    from the same rows. Returns the workers that ran them. The index
+    appears before the task that wrote it has returned: this waits for
+    every job's outcome."""
+    jobs = site.wait_for_jobs(len(files))
     assert len(jobs) == len(files)
     assert [record.get("index", False) for _, record in jobs].count(True) == 1
     built = sorted(name for _, record in jobs for name in record["files"])
