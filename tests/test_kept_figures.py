@@ -401,3 +401,40 @@ def test_a_shelf_evicted_or_rewritten_elsewhere_means_a_full_pass(read_blocks, s
         assert read_blocks == [list(range(1, 31))]  # every block read again
         assert body == full_pass()
         index()
+
+
+def test_blocks_read_in_any_order_are_laid_out_in_key_order(read_blocks) -> None:
+    """SQL does not promise the order of a ``UNION ALL``'s rows (nor does a
+    section's own ``block_figures``): the layout is the same whatever order
+    the blocks come in, at a full pass and after a save."""
+
+    class Reversed(ModelSection):
+        def block_figures(self, *args: Any, **kwargs: Any) -> dict[int, blocks.BlockFigures]:
+            found = super().block_figures(*args, **kwargs)
+            return dict(reversed(list(found.items())))
+
+    register(
+        Reversed(
+            Article,
+            name="reversed",
+            lastmod_fields=["updated_at", "comments__created_at"],
+            url_name="article",
+            url_kwargs={"slug": "slug"},
+            limit=10,
+            max_loc_length=100,
+        )
+    )
+    articles(60, updated_at=at(1))
+    where = SiteContext("https://example.com")
+
+    def spans(name: str) -> list[tuple[Any, ...]]:
+        section = site.get(name)
+        assert isinstance(section, ModelSection)
+        return [
+            (s.after, s.last, s.urls, s.lastmod)
+            for s in layout.current(section, where, refresh=True)
+        ]
+
+    assert len(spans("articles")) == 6 and spans("reversed") == spans("articles")
+    save(23, 9)
+    assert spans("reversed") == spans("articles")

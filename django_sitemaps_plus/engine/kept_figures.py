@@ -137,7 +137,7 @@ def read(section: ModelSection, site: SiteContext, width: int) -> Reading:
     the kept state they came from, so a layout packed from that state is
     packed again only where they moved (``pagination.repack``)."""
     if not keeps(section):
-        return Reading(section.block_figures(site, width, section.last_block(site, width)))
+        return Reading(_every_block(section, site, width, section.last_block(site, width)))
     name = section.get_name()
     key = figures_key(section, site, width)
     # Made when missing (as a file's lookup makes them): a token first made
@@ -168,7 +168,7 @@ def read(section: ModelSection, site: SiteContext, width: int) -> Reading:
             last = section.last_block(site, width)
             # Every block's token, before the rows.
             tokens = {**versions.moved_blocks(name, width, last, None)[1], TOP: top}
-            figures = section.block_figures(site, width, last)
+            figures = _every_block(section, site, width, last)
             state = uuid.uuid4().hex
             written = {_shelf_of(block) for block in figures}
             kept = Kept(
@@ -177,7 +177,7 @@ def read(section: ModelSection, site: SiteContext, width: int) -> Reading:
             reading = Reading(figures, kept.state)
     except quiet.CacheDown:
         # Logged by the breaker.
-        return Reading(section.block_figures(site, width, section.last_block(site, width)))
+        return Reading(_every_block(section, site, width, section.last_block(site, width)))
     entries: dict[str, Any] = {key: kept}
     for shelf in written & kept.shelves.keys():
         shelf_figures = {
@@ -187,6 +187,14 @@ def read(section: ModelSection, site: SiteContext, width: int) -> Reading:
     quiet.quietly(None, cache, "set_many", entries, timeout=pagination.PIECES_TIMEOUT)
     _remember({k: v for k, v in entries.items() if k != key})
     return reading
+
+
+def _every_block(
+    section: ModelSection, site: SiteContext, width: int, last: int
+) -> dict[int, blocks.BlockFigures]:
+    """Every block's figures, in block order (the layout packs them in it;
+    SQL does not promise the order of a ``UNION ALL``'s rows)."""
+    return dict(sorted(section.block_figures(site, width, last).items()))
 
 
 def _current(held: Kept, stamp: tuple[Any, ...]) -> bool:
