@@ -67,7 +67,7 @@ SHELF_BLOCKS = 50
 #: Shelves this process read or wrote: (id, figures) by cache key. An id is
 #: never reused, so a shelf seen under its id is not read and unpickled again.
 _seen: dict[str, tuple[str, dict[int, blocks.BlockFigures]]] = {}
-_SEEN_MOST = 4_096
+_SEEN_MOST = 1_024  # about 10 MB: 51,200 blocks, 5 x 10^8 keys
 
 
 @dataclass(frozen=True)
