@@ -325,3 +325,22 @@ def test_a_waiter_takes_the_lock_a_holder_gave_up(
     assert token is not None and token != holder.token  # the waiter's own
     assert "holds the render lock" not in caplog.text
     assert cache.get(key) is None  # and released
+
+
+def test_the_render_does_not_hold_the_previous_versions_body(saved, monkeypatch):
+    """The lookup reads the previous version's body with its tokens (to
+    stand in at once while another process renders); the request that
+    renders the new version drops it first, rather than holding a file's
+    bytes through its render."""
+    held_during_render: list[object] = []
+    real = entries.Render.__init__
+
+    def init(self: Any, cache: Any, where: Any, *args: Any) -> None:
+        held_during_render.append(where.prefetched)
+        real(self, cache, where, *args)
+
+    monkeypatch.setattr(entries.Render, "__init__", init)
+    assert cache_lookup(FILE).prefetched  # the previous body, read with the lookup
+    response, body = fetch(FILE, HTTP_ACCEPT_ENCODING="gzip")
+    assert response.status_code == 200 and NEW_LOC.encode() in gzip.decompress(body)
+    assert held_during_render == [None]

@@ -408,6 +408,9 @@ def serve(request: HttpRequest, site: SiteContext, source: Source) -> HttpRespon
         # a 404, an error), or waited CACHE_LOCK_WAIT for a slow holder.
         if response is not None:
             return response
+        # The previous version's body, read to stand in while another process
+        # renders: not held through this request's own render (a file's size).
+        where.prefetched = None
         return _render(request, source, cache, where, fingerprint, locked)
     finally:
         # Every exit: a stored file, a 404, an error, a render that failed.
