@@ -818,3 +818,26 @@ def test_contrib_priority_is_not_rounded(registry):
     (name,) = [s.get_name() for s in registry]
     _, body = fetch(f"/sitemap-{name}-1.xml")
     assert b"<priority>0.55</priority>" in body
+
+
+@pytest.mark.django_db
+def test_index_file_urls_are_each_files_own_whatever_the_prefix(registry, settings):
+    """The index names its files with one ``reverse()`` a section, the file
+    number put in place of a placeholder; a URLconf whose prefix holds the
+    placeholder's digits makes it reverse each file: the same URLs."""
+    from django.urls import reverse
+
+    from django_sitemaps_plus import views
+
+    assert str(views.PAGE_PLACEHOLDER) == "987654321"
+    settings.ROOT_URLCONF = "tests.placeholder_urls"
+    register(Article, lastmod_fields=["updated_at"], limit=2)
+    articles(5)
+    _, body = fetch("/maps987654321/sitemap.xml")
+    expected = [
+        "https://example.com"
+        + reverse("sitemaps_plus:section", kwargs={"section": "articles", "page": n})
+        for n in (1, 2, 3)
+    ]
+    assert locs(body) == expected
+    assert expected[2] == "https://example.com/maps987654321/sitemap-articles-3.xml"

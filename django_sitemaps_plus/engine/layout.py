@@ -267,16 +267,14 @@ def lay_out_blocks(
     if not figures:
         return Laid([], reading.state)
     end_key = next(reversed(figures)) * width
-    since = previous if previous is not None and previous.source == reading.base else None
-    if since is not None and reading.base is not None:
-        urls = (
-            since.urls
-            + sum(section.figure_urls(f) if f is not None else 0 for f in _now(reading).values())
-            - sum(section.figure_urls(f) for f in reading.before.values() if f is not None)
-        )
-    else:
-        since = None
+    # Packed again in part only from the layout of the state these came from.
+    since = previous if previous and reading.base and previous.source == reading.base else None
+    if since is None:
         urls = sum(section.figure_urls(f) for f in figures.values())
+    else:
+        now, then = _now(reading).values(), reading.before.values()
+        urls = since.urls + sum(section.figure_urls(f) for f in now if f is not None)
+        urls -= sum(section.figure_urls(f) for f in then if f is not None)
     if not section.measures_files() or section.fits_unmeasured(urls):
         unit = bounds.bounded_unit(section, lambda f: 0)
         return _blocks_packed(section, reading, width, unit, since, urls, "count", end_key)
@@ -288,15 +286,14 @@ def lay_out_blocks(
     ):
         units = measuring.measured_units(section, figures, width, site)
         return Laid(measuring.pack_measured(section, units, end_key), None, urls, "measure")
-    unit = bounds.bounded_unit(section, bounds.location_entry_bound(section, site, bound))
+    entry_bound = bounds.location_entry_bound(section, site, bound)
+    unit = bounds.bounded_unit(section, entry_bound)
     room = section.measured_room()
     if since is not None and all(
         f is None or unit(block * width, f).size <= room for block, f in _now(reading).items()
     ):
         return _blocks_packed(section, reading, width, unit, since, urls, "bound", end_key)
-    units = bounds.bounded_units(
-        section, figures, width, site, bounds.location_entry_bound(section, site, bound)
-    )
+    units = bounds.bounded_units(section, figures, width, site, entry_bound)
     # Blocks a bound split (read again as narrower ones) are not one a unit.
     whole = all(u.last_key % width == 0 for u in units)
     spans = measuring.pack_measured(section, units, end_key)
