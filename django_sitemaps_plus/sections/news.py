@@ -212,7 +212,7 @@ class NewsSection(ModelSection):
             yield from self._landing_entry(site)
 
     def _landing_entry(self, site: SiteContext) -> Iterator[str]:
-        url = self._location_url(self.landing_location, site)
+        url = self.location_urls([self.landing_location], site)[0]
         entry = self._entry(self.landing_location, url, None)
         if entry is not None:
             yield entry
