@@ -93,23 +93,6 @@ class Extension:
         return []
 
 
-def undeclared_hook(obj: object, flag: str, hooks: Sequence[str]) -> str | None:
-    """The first of ``hooks`` that ``obj`` (a section or an extension) takes
-    from nearer than where its ``flag`` is declared (its own attributes,
-    given as options, then its class's MRO), or None.
-
-    The engine asks the flag, never which methods are defined: a hook
-    overridden without its flag may not be called (check W009).
-    """
-    for namespace in (vars(obj), *(vars(klass) for klass in type(obj).__mro__)):
-        if flag in namespace:
-            return None
-        hook = next((name for name in hooks if name in namespace), None)
-        if hook is not None:
-            return hook
-    return None
-
-
 # Helpers shared by the extensions ------------------------------------------------
 
 

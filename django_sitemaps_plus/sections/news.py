@@ -105,10 +105,6 @@ class NewsSection(ModelSection):
         )
         return window
 
-    def _ordered_keys(self, now: dt.datetime) -> list[Any]:
-        window = self._window(now).order_by(f"-{self.date_field}", "-pk")
-        return list(window.values_list("pk", flat=True))
-
     def _clock(self, now: dt.datetime) -> dict[str, Any]:
         """One aggregate: the oldest article in the window, the next scheduled
         one and the newest one that has left."""
@@ -186,20 +182,16 @@ class NewsSection(ModelSection):
         self, number: int, site: SiteContext, info: PageInfo | None = None
     ) -> Iterator[list[Row]]:
         # Its pages are the window's, newest first, not key ranges.
-        return reads.model_rows(self, self._page_queryset(number, info, site), site)
-
-    def _page_queryset(
-        self, number: int, info: PageInfo | None = None, site: SiteContext | None = None
-    ) -> models.QuerySet[Any]:
+        newest_first = (f"-{self.date_field}", "-pk")
         prepared = info.prepared if info is not None else None
         if isinstance(prepared, _PageKeys):
             keys: Sequence[Any] = prepared.keys
         else:
             size = self.items_per_file()
-            keys = self._ordered_keys(timezone.now())[(number - 1) * size : number * size]
-        page: models.QuerySet[Any] = self.site_queryset(site).filter(pk__in=keys)
-        ordered: models.QuerySet[Any] = page.order_by(f"-{self.date_field}", "-pk")
-        return ordered
+            window = self._window(timezone.now()).order_by(*newest_first)
+            keys = list(window.values_list("pk", flat=True))[(number - 1) * size : number * size]
+        page = self.site_queryset(site).filter(pk__in=keys).order_by(*newest_first)
+        return reads.model_rows(self, page, site)
 
     def page_entries(
         self, number: int, site: SiteContext, info: PageInfo | None = None
@@ -209,13 +201,10 @@ class NewsSection(ModelSection):
             listed = True
             yield entry
         if not listed and number == 1:
-            yield from self._landing_entry(site)
-
-    def _landing_entry(self, site: SiteContext) -> Iterator[str]:
-        url = self.location_urls([self.landing_location], site)[0]
-        entry = self._entry(self.landing_location, url, None)
-        if entry is not None:
-            yield entry
+            url = self.location_urls([self.landing_location], site)[0]
+            landing = self._entry(self.landing_location, url, None)
+            if landing is not None:
+                yield landing
 
     def location(self, item: Any) -> str:
         if isinstance(item, str):
