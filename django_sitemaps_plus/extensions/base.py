@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from django.core.checks import CheckMessage, Error, Warning
+from django.core.exceptions import FieldDoesNotExist
+from django.db import models
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.engine.location import to_uri
@@ -180,8 +182,6 @@ def resolve_field(model: Any, path: str) -> Any:
     """The model field at the end of ``path`` (``"cover"``, ``"images__file"``).
     Raises ``LookupError`` with a readable message when a part is missing.
     """
-    from django.core.exceptions import FieldDoesNotExist
-
     current = model
     field: Any = None
     for part in path.split("__"):
@@ -202,8 +202,6 @@ def instances(section: Section, items: Sequence[Any]) -> list[Any]:
     (None for a row deleted since). Instances, and the items of other
     sections, are returned as they are.
     """
-    from django.db import models
-
     if not items or isinstance(items[0], models.Model) or not hasattr(section, "get_model"):
         return list(items)
     model: type[models.Model] = section.get_model()
@@ -225,8 +223,6 @@ def method_values(
     instances (``instances``: one query per batch on the fast path), with
     ``prefetch`` handed to ``prefetch_related_objects`` once per batch.
     """
-    from django.db import models
-
     objects = instances(section, items)
     loaded = [obj for obj in objects if isinstance(obj, models.Model)]
     if prefetch and loaded:
@@ -270,8 +266,6 @@ def file_urls(field: Any) -> Callable[[Any], Any]:
     and storages that sign or otherwise vary their URLs, go through
     ``storage.url()``.
     """
-    from django.db import models
-
     if not isinstance(field, models.FileField):
         return lambda value: value
     storage = field.storage
