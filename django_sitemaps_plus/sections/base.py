@@ -180,10 +180,6 @@ class Section:
         """Prefix → namespace of the extension elements this section writes."""
         return {ext.prefix: ext.namespace for ext in self.extensions}
 
-    def max_children_bytes(self) -> int:
-        """Upper bound of the extension children's bytes in one ``<url>``."""
-        return sum(ext.max_bytes(self) for ext in self.extensions)
-
     def item_pk(self, item: Any) -> Any:
         """The key of an item as given to ``Extension.fetch``."""
         return getattr(item, "pk", item)
@@ -259,7 +255,8 @@ class Section:
         """The most bytes one legal ``<url>`` entry of this section can take:
         the tags, a location of ``max_loc_length`` characters each written as
         six bytes (``&quot;``), and the extensions' largest children."""
-        return render.URL_TAGS_BYTES + loc_budget(self) + self.max_children_bytes()
+        children = sum(ext.max_bytes(self) for ext in self.extensions)
+        return render.URL_TAGS_BYTES + loc_budget(self) + children
 
     def urls_per_file(self) -> int:
         """URLs per file for a section sized by count: the limit, lowered so
