@@ -13,7 +13,6 @@ from django.db import models
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.engine.location import to_uri
-from django_sitemaps_plus.engine.pagination import WORST_BYTES_PER_CHARACTER
 from django_sitemaps_plus.sites import ascii_origin
 
 if TYPE_CHECKING:
@@ -133,12 +132,6 @@ def ascii_host(url: str) -> str | None:
         return ascii_origin(url)
     except (UnicodeError, ValueError):
         return None
-
-
-def loc_budget(section: Section) -> int:
-    """The most bytes one URL of ``section`` can take once written: each of
-    its ``max_loc_length`` characters at worst six bytes (``&quot;``)."""
-    return section.get_max_loc_length() * WORST_BYTES_PER_CHARACTER
 
 
 def media_url(value: Any, site: SiteContext, max_length: int) -> tuple[str | None, str | None]:

@@ -23,7 +23,6 @@ from django_sitemaps_plus.extensions.base import (
     Extension,
     batch_rows,
     file_urls,
-    loc_budget,
     media_url,
     method_values,
     resolve_field,
@@ -64,7 +63,7 @@ class Images(Extension):
         self.max_per_url = max_per_url
 
     def max_bytes(self, section: Section) -> int:
-        return self.max_per_url * (len(_IMAGE_TAGS) + loc_budget(section))
+        return self.max_per_url * (len(_IMAGE_TAGS) + section.loc_budget())
 
     # Data -------------------------------------------------------------------------
 

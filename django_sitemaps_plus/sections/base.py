@@ -42,7 +42,7 @@ from django_sitemaps_plus.engine import layout, measuring, pagination, render
 from django_sitemaps_plus.engine.lastmod import LastmodValue, day_of, format_w3c
 from django_sitemaps_plus.engine.location import absolute_location, absolute_paths
 from django_sitemaps_plus.engine.render import EntryWriter, Row
-from django_sitemaps_plus.extensions.base import Extension, loc_budget
+from django_sitemaps_plus.extensions.base import Extension
 from django_sitemaps_plus.sections import plain
 from django_sitemaps_plus.sections.checks import SectionChecks
 from django_sitemaps_plus.sections.pages import LastmodCounts, PageInfo
@@ -53,12 +53,6 @@ logger = logging.getLogger("django_sitemaps_plus")
 #: How a section's files are sized: by URL count alone, by a byte bound
 #: computed in SQL, or by measuring rendered entries (``file_sizing``).
 FileSizing = Literal["count", "bound", "measure"]
-
-
-def _urls_rendered(page: PageInfo) -> bool:
-    """Whether ``page``'s URL count is of rendered entries (its layout
-    measured them), not of rows that might give none."""
-    return isinstance(page.prepared, pagination.Span) and page.prepared.rendered
 
 
 class Section:
@@ -176,6 +170,11 @@ class Section:
     def get_max_loc_length(self) -> int:
         return self.max_loc_length if self.max_loc_length is not None else conf.MAX_LOC_LENGTH
 
+    def loc_budget(self) -> int:
+        """The most bytes one URL of the section can take once written: each
+        of its ``max_loc_length`` characters at worst six bytes (``&quot;``)."""
+        return self.get_max_loc_length() * pagination.WORST_BYTES_PER_CHARACTER
+
     def namespaces(self) -> dict[str, str]:
         """Prefix → namespace of the extension elements this section writes."""
         return {ext.prefix: ext.namespace for ext in self.extensions}
@@ -256,7 +255,7 @@ class Section:
         the tags, a location of ``max_loc_length`` characters each written as
         six bytes (``&quot;``), and the extensions' largest children."""
         children = sum(ext.max_bytes(self) for ext in self.extensions)
-        return render.URL_TAGS_BYTES + loc_budget(self) + children
+        return render.URL_TAGS_BYTES + self.loc_budget() + children
 
     def urls_per_file(self) -> int:
         """URLs per file for a section sized by count: the limit, lowered so
@@ -382,7 +381,11 @@ class Section:
         if pages is None:
             pages = self.index_pages(site)
         listed = [page for page in pages if page.url_count > 0]
-        counted = [page for page in listed if not _urls_rendered(page)]
+        counted = [
+            page
+            for page in listed
+            if not (isinstance(page.prepared, pagination.Span) and page.prepared.rendered)
+        ]
         if counted and not self._has_url(counted[0], site):
             empty = [counted[0], *(page for page in counted[1:] if not self._has_url(page, site))]
             listed = [page for page in listed if page not in empty]
@@ -426,7 +429,6 @@ class Section:
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         if self.defines_own_pages:
-            # A subclass's own pages: page_info follows them.
             return next((p for p in self.index_pages(site) if p.number == number), None)
         return plain.page_info(self, number, site)
 
