@@ -27,7 +27,6 @@ import html
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
-from functools import partial
 from typing import Any, ClassVar, Literal
 
 from django.core.checks import CheckMessage
@@ -244,11 +243,15 @@ class Section:
 
     def locators(self, rows: Sequence[Row]) -> list[Callable[[str], str | None]]:
         """For each row, ``locate(language)``: its location in that language."""
-        return [partial(self.location_in, item=row[0], values=row[3]) for row in rows]
+        return [self._locator(row[0], row[3]) for row in rows]
 
     def has_versions(self) -> bool:
         """Whether an extension gives items their entries (``versions``)."""
         return any(ext.gives_versions for ext in self.extensions)
+
+    def _locator(self, item: Any, values: Sequence[Any] | None) -> Callable[[str], str | None]:
+        # Positional: an override of the documented location_in(language, item) may rename them.
+        return lambda language: self.location_in(language, item, values)
 
     def worst_entry_bytes(self) -> int:
         """The most bytes one legal ``<url>`` entry of this section can take:
@@ -351,7 +354,7 @@ class Section:
             for item, loc in zip(items, locations)
         ]
 
-    # Engine API for a list of items ---------------------------------------------
+    # What the engine calls (a plain section's pages: sections/plain.py) --------
 
     def fits_unmeasured(self, urls: int) -> bool:
         """Whether ``urls`` URLs fit one file whatever their entries: then no
