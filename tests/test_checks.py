@@ -252,7 +252,7 @@ def test_w009_an_extension_defining_versions_without_gives_versions(registry):
 
 
 def test_w009_not_raised_for_the_package_s_own_sections(registry):
-    from django_sitemaps_plus.extensions.news import NewsSection
+    from django_sitemaps_plus.sections import NewsSection
 
     register(Article, name="model")
     register(NewsSection(Article, publication_name="Example", date_field="updated_at"))

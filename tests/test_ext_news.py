@@ -12,10 +12,11 @@ from django.core.checks import Error
 from django.test import TestCase, override_settings
 
 from django_sitemaps_plus.checks import check_sections
-from django_sitemaps_plus.extensions import Images, NewsSection
+from django_sitemaps_plus.extensions import Images
 from django_sitemaps_plus.extensions.news import news_language
 from django_sitemaps_plus.extensions.rules import news as news_rules
 from django_sitemaps_plus.registry import site
+from django_sitemaps_plus.sections import NewsSection
 from django_sitemaps_plus.sites import SiteContext
 from tests.i18napp.models import Dispatch, NewsItem
 from tests.i18napp.xmlcheck import NS, assert_valid, urlset

@@ -16,13 +16,14 @@ from django.test import TestCase, override_settings
 from django.utils import timezone, translation
 
 from django_sitemaps_plus import Section
-from django_sitemaps_plus.extensions import Hreflang, Images, NewsSection, Video, VideoInfo
+from django_sitemaps_plus.extensions import Hreflang, Images, Video, VideoInfo
 from django_sitemaps_plus.extensions.hreflang import hreflang_code
 from django_sitemaps_plus.extensions.rules import hreflang as hreflang_rules
 from django_sitemaps_plus.extensions.rules import images as image_rules
 from django_sitemaps_plus.extensions.rules import news as news_rules
 from django_sitemaps_plus.extensions.rules import video as video_rules
 from django_sitemaps_plus.registry import site
+from django_sitemaps_plus.sections import NewsSection
 from django_sitemaps_plus.validation import Severity, validate
 from tests.i18napp.models import NewsItem
 from tests.i18napp.xmlcheck import NS, assert_valid

@@ -156,7 +156,7 @@ class OwnValidatorTests(TestCase):
 
         from django.utils import timezone
 
-        from django_sitemaps_plus.extensions import NewsSection
+        from django_sitemaps_plus.sections import NewsSection
         from tests.i18napp.models import NewsItem, Photo
 
         alps = Gallery.objects.create(slug="alps", cover="covers/alps.jpg")
@@ -185,7 +185,7 @@ class OwnValidatorTests(TestCase):
             assert not report.fails("warning"), [str(f) for f in report.findings_at("warning")]
 
     def test_empty_news_file_is_valid(self) -> None:
-        from django_sitemaps_plus.extensions import NewsSection
+        from django_sitemaps_plus.sections import NewsSection
         from tests.i18napp.models import NewsItem
 
         class News(NewsSection):

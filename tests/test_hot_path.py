@@ -336,7 +336,7 @@ def test_absolute_paths_leave_a_batch_with_an_odd_location_to_the_full_check(odd
 
 def test_location_urls_equal_location_url_per_item(caplog):
     """``Section.location_urls`` (a batch) gives, and logs, what
-    ``_location_url`` gives per item, including a location that does not
+    it gives item by item (batches of one), including a location that does not
     reverse and a batch the cheap check cannot prove."""
 
     class Mixed(Section):
@@ -355,7 +355,7 @@ def test_location_urls_equal_location_url_per_item(caplog):
         batch_log = [r.getMessage() for r in caplog.records]
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="django_sitemaps_plus"):
-            one_by_one = [section._location_url(item, SITE) for item in items]
+            one_by_one = [section.location_urls([item], SITE)[0] for item in items]
         assert batch == one_by_one
         assert batch_log == [r.getMessage() for r in caplog.records]
     assert section.location_urls(batches[1], SITE)[:4] == [

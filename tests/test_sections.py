@@ -207,7 +207,7 @@ def test_a_model_section_defining_page_info_is_asked_it_by_a_plain_get(registry,
 
 
 def test_news_sections_answer_a_plain_get_from_their_own_page_info():
-    from django_sitemaps_plus.extensions.news import NewsSection
+    from django_sitemaps_plus.sections import NewsSection
 
     assert NewsSection.defines_own_page_info and NewsSection.writes_own_entries
     assert "listed_info" not in vars(NewsSection)

@@ -29,8 +29,9 @@ from lxml import etree
 
 from django_sitemaps_plus import ModelSection, Section
 from django_sitemaps_plus.engine import xml
-from django_sitemaps_plus.extensions import Images, NewsSection, Video, VideoInfo
+from django_sitemaps_plus.extensions import Images, Video, VideoInfo
 from django_sitemaps_plus.registry import site
+from django_sitemaps_plus.sections import NewsSection
 from tests.i18napp.models import NewsItem
 from tests.i18napp.xmlcheck import NS, assert_valid
 from tests.testapp.models import Article

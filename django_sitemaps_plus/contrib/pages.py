@@ -21,7 +21,7 @@ from django.utils.translation import gettext_lazy as _
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.engine import xml
-from django_sitemaps_plus.extensions.base import Extension, loc_budget, section_error
+from django_sitemaps_plus.extensions.base import Extension, section_error
 from django_sitemaps_plus.extensions.hreflang import (
     LINK_TAGS_BYTES,
     X_DEFAULT,
@@ -102,7 +102,8 @@ class PageAlternates(Extension):
         codes = list(self.languages())
         links = len(codes) + (1 if section.x_default else 0)
         longest = max([len(hreflang_code(c)) for c in codes] + [len(X_DEFAULT)])
-        return links * (LINK_TAGS_BYTES + longest + loc_budget(section))
+        loc: int = section.loc_budget()
+        return links * (LINK_TAGS_BYTES + longest + loc)
 
     def children(self, section: Any, item: Any, data: Any, site: SiteContext) -> str:
         return str(item.alternates)

@@ -77,7 +77,7 @@ LAYOUT_FORMAT: Final = 2
 #: How long a measured block is kept (its fingerprint keeps it exact).
 PIECES_TIMEOUT: Final = 7 * 24 * 3600
 #: The bytes one character of text (a location, a news title) can take once
-#: written (the one home of this rule; ``extensions.base.loc_budget``): '"' and "'"
+#: written (the one home of this rule; ``Section.loc_budget``): '"' and "'"
 #: are escaped as six characters (``&quot;``); a non-ASCII character is at
 #: most four bytes of UTF-8.
 WORST_BYTES_PER_CHARACTER: Final = 6

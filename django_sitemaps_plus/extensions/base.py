@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from django.core.checks import CheckMessage, Error, Warning
+from django.core.exceptions import FieldDoesNotExist
+from django.db import models
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.engine.location import to_uri
-from django_sitemaps_plus.engine.pagination import WORST_BYTES_PER_CHARACTER
 from django_sitemaps_plus.sites import ascii_origin
 
 if TYPE_CHECKING:
@@ -93,23 +94,6 @@ class Extension:
         return []
 
 
-def undeclared_hook(obj: object, flag: str, hooks: Sequence[str]) -> str | None:
-    """The first of ``hooks`` that ``obj`` (a section or an extension) takes
-    from nearer than where its ``flag`` is declared (its own attributes,
-    given as options, then its class's MRO), or None.
-
-    The engine asks the flag, never which methods are defined: a hook
-    overridden without its flag may not be called (check W009).
-    """
-    for namespace in (vars(obj), *(vars(klass) for klass in type(obj).__mro__)):
-        if flag in namespace:
-            return None
-        hook = next((name for name in hooks if name in namespace), None)
-        if hook is not None:
-            return hook
-    return None
-
-
 # Helpers shared by the extensions ------------------------------------------------
 
 
@@ -148,12 +132,6 @@ def ascii_host(url: str) -> str | None:
         return ascii_origin(url)
     except (UnicodeError, ValueError):
         return None
-
-
-def loc_budget(section: Section) -> int:
-    """The most bytes one URL of ``section`` can take once written: each of
-    its ``max_loc_length`` characters at worst six bytes (``&quot;``)."""
-    return section.get_max_loc_length() * WORST_BYTES_PER_CHARACTER
 
 
 def media_url(value: Any, site: SiteContext, max_length: int) -> tuple[str | None, str | None]:
@@ -197,8 +175,6 @@ def resolve_field(model: Any, path: str) -> Any:
     """The model field at the end of ``path`` (``"cover"``, ``"images__file"``).
     Raises ``LookupError`` with a readable message when a part is missing.
     """
-    from django.core.exceptions import FieldDoesNotExist
-
     current = model
     field: Any = None
     for part in path.split("__"):
@@ -219,8 +195,6 @@ def instances(section: Section, items: Sequence[Any]) -> list[Any]:
     (None for a row deleted since). Instances, and the items of other
     sections, are returned as they are.
     """
-    from django.db import models
-
     if not items or isinstance(items[0], models.Model) or not hasattr(section, "get_model"):
         return list(items)
     model: type[models.Model] = section.get_model()
@@ -242,8 +216,6 @@ def method_values(
     instances (``instances``: one query per batch on the fast path), with
     ``prefetch`` handed to ``prefetch_related_objects`` once per batch.
     """
-    from django.db import models
-
     objects = instances(section, items)
     loaded = [obj for obj in objects if isinstance(obj, models.Model)]
     if prefetch and loaded:
@@ -287,8 +259,6 @@ def file_urls(field: Any) -> Callable[[Any], Any]:
     and storages that sign or otherwise vary their URLs, go through
     ``storage.url()``.
     """
-    from django.db import models
-
     if not isinstance(field, models.FileField):
         return lambda value: value
     storage = field.storage

@@ -28,7 +28,6 @@ from django_sitemaps_plus.extensions.base import (
     Extension,
     ascii_host,
     instances,
-    loc_budget,
     section_error,
 )
 from django_sitemaps_plus.extensions.rules import hreflang as rules
@@ -136,7 +135,7 @@ class Hreflang(Extension):
         languages = self.get_languages()
         links = len(languages) + (1 if self.default_language() else 0)
         longest_code = max([len(self.get_code(lang)) for lang in languages] + [len(X_DEFAULT)])
-        return links * (LINK_TAGS_BYTES + longest_code + loc_budget(section))
+        return links * (LINK_TAGS_BYTES + longest_code + section.loc_budget())
 
     # Which languages each item exists in ------------------------------------------
 

@@ -23,7 +23,6 @@ from django_sitemaps_plus.extensions.base import (
     Extension,
     batch_rows,
     file_urls,
-    loc_budget,
     media_url,
     method_values,
     resolve_field,
@@ -64,16 +63,14 @@ class Images(Extension):
         self.max_per_url = max_per_url
 
     def max_bytes(self, section: Section) -> int:
-        return self.max_per_url * (len(_IMAGE_TAGS) + loc_budget(section))
+        return self.max_per_url * (len(_IMAGE_TAGS) + section.loc_budget())
 
     # Data -------------------------------------------------------------------------
 
     def fetch(self, section: Section, items: Sequence[Any]) -> Sequence[Any]:
         if self.method is not None:
-            return self._from_method(section, items)
-        return self._from_field(section, items, self.field or "")
-
-    def _from_field(self, section: Section, items: Sequence[Any], path: str) -> list[list[Any]]:
+            return method_values(section, items, self.method, self.prefetch, _non_empty)
+        path = self.field or ""
         model: type[models.Model] = section.get_model()  # type: ignore[attr-defined]
         field = resolve_field(model, path)
         if "__" not in path and items and isinstance(items[0], models.Model):
@@ -86,9 +83,6 @@ class Images(Extension):
             if value not in (None, ""):
                 found.setdefault(key, []).append(to_url(value))
         return [found.get(section.item_pk(item), []) for item in items]
-
-    def _from_method(self, section: Section, items: Sequence[Any]) -> list[list[Any]]:
-        return method_values(section, items, self.method or "", self.prefetch, _non_empty)
 
     # Output -----------------------------------------------------------------------
 

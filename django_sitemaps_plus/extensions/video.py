@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -128,7 +128,7 @@ class Video(Extension):
 
     def fetch(self, section: Section, items: Sequence[Any]) -> Sequence[Any]:
         if self.method is not None:
-            return self._from_method(section, items)
+            return method_values(section, items, self.method, self.prefetch, _as_list)
         model: type[models.Model] = section.get_model()  # type: ignore[attr-defined]
         names = list(self.fields)
         paths = [self.fields[name] for name in names]
@@ -147,13 +147,11 @@ class Video(Extension):
             )
         return [found.get(section.item_pk(item), []) for item in items]
 
-    def _from_method(self, section: Section, items: Sequence[Any]) -> list[list[VideoInfo]]:
-        return method_values(section, items, self.method or "", self.prefetch, _as_list)
-
     # Output -----------------------------------------------------------------------
 
     def children(self, section: Section, item: Any, data: Any, site: SiteContext) -> str:
         out: list[str] = []
+        log = _log(section, item)
         for video in data or ():
             if len(out) >= self.max_per_url:
                 logger.warning(
@@ -164,11 +162,11 @@ class Video(Extension):
                     self.max_per_url,
                 )
                 break
-            rendered = render_video(video, site, _Log(section, item))
+            rendered = render_video(video, site, log)
             if rendered is None:
                 continue
             if xml.byte_length(rendered) > self.max_bytes_per_video:
-                _Log(section, item)(
+                log(
                     f"takes {xml.byte_length(rendered):,} bytes, over "
                     f"max_bytes_per_video={self.max_bytes_per_video:,}; video left out"
                 )
@@ -235,17 +233,11 @@ class Video(Extension):
         return errors
 
 
-class _Log:
-    """Logs why a video or one of its values is left out."""
-
-    def __init__(self, section: Section, item: Any) -> None:
-        self.section = section
-        self.item = item
-
-    def __call__(self, why: str) -> None:
-        logger.warning(
-            "Sitemap section %r: a video of %r %s.", self.section.get_name(), self.item, why
-        )
+def _log(section: Section, item: Any) -> Callable[[str], None]:
+    """Logs why a video of ``item`` or one of its values is left out."""
+    return lambda why: logger.warning(
+        "Sitemap section %r: a video of %r %s.", section.get_name(), item, why
+    )
 
 
 def _info(values: Mapping[str, Any]) -> VideoInfo:

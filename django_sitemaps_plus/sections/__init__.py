@@ -3,8 +3,9 @@
 ``Section`` (``base``) serves pages that are not model rows (URL names or
 paths); ``ModelSection`` (``model``) serves a model's queryset with lastmod
 from its content-change fields and keyset (primary key range) pagination;
-``ContribSection`` (``django_sitemaps_plus.contrib.django_sitemaps``, also
-importable from ``django_sitemaps_plus``) serves an unchanged
+``NewsSection`` (``news``) the last two days' articles as a Google News
+sitemap; ``ContribSection`` (``django_sitemaps_plus.contrib.django_sitemaps``,
+also importable from ``django_sitemaps_plus``) serves an unchanged
 ``django.contrib.sitemaps.Sitemap``. Their system checks are ``checks``;
 what the index knows of a file, ``PageInfo``, is ``pages``.
 
@@ -20,12 +21,14 @@ from django_sitemaps_plus.engine.lastmod import LastmodValue
 from django_sitemaps_plus.engine.render import Row
 from django_sitemaps_plus.sections.base import Section
 from django_sitemaps_plus.sections.model import ModelSection
+from django_sitemaps_plus.sections.news import NewsSection
 from django_sitemaps_plus.sections.pages import LastmodCounts, PageInfo
 
 __all__ = [
     "LastmodCounts",
     "LastmodValue",
     "ModelSection",
+    "NewsSection",
     "PageInfo",
     "Row",
     "Section",

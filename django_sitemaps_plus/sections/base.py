@@ -13,10 +13,11 @@ shows the section's items give URLs). A subclass declares what it overrides
 through flags (``varies_per_item``...), and ``check()`` gives its system
 check messages (``sections/checks.py``).
 
-What a section asks its parts: ``render`` writes rows as entries, ``reads``
-reads a page's rows, ``layout`` lays files out (``pagination`` packs) and
-keeps the layout, ``names`` names sections and files; ``sections/pages.py``
-holds what the index knows of a file (``PageInfo``).
+What a section asks its parts: ``sections/plain.py`` reads a plain
+section's pages of ``items()``, ``render`` writes rows as entries,
+``layout`` lays files out (``pagination`` packs) and keeps the layout,
+``names`` names sections and files; ``sections/pages.py`` holds what the
+index knows of a file (``PageInfo``).
 """
 
 from __future__ import annotations
@@ -24,11 +25,9 @@ from __future__ import annotations
 import datetime as dt
 import html
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
-from itertools import islice
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, Literal
 
 from django.core.checks import CheckMessage
 from django.core.exceptions import ObjectDoesNotExist
@@ -39,40 +38,20 @@ from django.utils import translation
 from django_sitemaps_plus import names
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.engine import layout, measuring, pagination, render
-from django_sitemaps_plus.engine.lastmod import LastmodValue, day_of, format_w3c, latest_of_all
+from django_sitemaps_plus.engine.lastmod import LastmodValue, day_of, format_w3c
 from django_sitemaps_plus.engine.location import absolute_location, absolute_paths
-from django_sitemaps_plus.engine.reads import BATCH_ROWS
 from django_sitemaps_plus.engine.render import EntryWriter, Row
-from django_sitemaps_plus.extensions.base import Extension, loc_budget
+from django_sitemaps_plus.extensions.base import Extension
+from django_sitemaps_plus.sections import plain
 from django_sitemaps_plus.sections.checks import SectionChecks
-from django_sitemaps_plus.sections.pages import (
-    LastmodCounts,
-    PageInfo,
-    counted_pages,
-    counted_spans,
-    span_info,
-)
-from django_sitemaps_plus.sites import SiteContext, call_with_site
+from django_sitemaps_plus.sections.pages import LastmodCounts, PageInfo
+from django_sitemaps_plus.sites import SiteContext
 
 logger = logging.getLogger("django_sitemaps_plus")
 
 #: How a section's files are sized: by URL count alone, by a byte bound
 #: computed in SQL, or by measuring rendered entries (``file_sizing``).
 FileSizing = Literal["count", "bound", "measure"]
-
-
-@dataclass(frozen=True)
-class _PlainPage:
-    """A plain section's page as ``page_info`` read it: items and their lastmod."""
-
-    items: list[Any]
-    lastmods: list[LastmodValue]
-
-
-def _urls_rendered(page: PageInfo) -> bool:
-    """Whether ``page``'s URL count is of rendered entries (its layout
-    measured them), not of rows that might give none."""
-    return isinstance(page.prepared, pagination.Span) and page.prepared.rendered
 
 
 class Section:
@@ -190,13 +169,14 @@ class Section:
     def get_max_loc_length(self) -> int:
         return self.max_loc_length if self.max_loc_length is not None else conf.MAX_LOC_LENGTH
 
+    def loc_budget(self) -> int:
+        """The most bytes one URL of the section can take once written: each
+        of its ``max_loc_length`` characters at worst six bytes (``&quot;``)."""
+        return self.get_max_loc_length() * pagination.WORST_BYTES_PER_CHARACTER
+
     def namespaces(self) -> dict[str, str]:
         """Prefix → namespace of the extension elements this section writes."""
         return {ext.prefix: ext.namespace for ext in self.extensions}
-
-    def max_children_bytes(self) -> int:
-        """Upper bound of the extension children's bytes in one ``<url>``."""
-        return sum(ext.max_bytes(self) for ext in self.extensions)
 
     def item_pk(self, item: Any) -> Any:
         """The key of an item as given to ``Extension.fetch``."""
@@ -270,13 +250,15 @@ class Section:
         return any(ext.gives_versions for ext in self.extensions)
 
     def _locator(self, item: Any, values: Sequence[Any] | None) -> Callable[[str], str | None]:
+        # Positional: an override of the documented location_in(language, item) may rename them.
         return lambda language: self.location_in(language, item, values)
 
     def worst_entry_bytes(self) -> int:
         """The most bytes one legal ``<url>`` entry of this section can take:
         the tags, a location of ``max_loc_length`` characters each written as
         six bytes (``&quot;``), and the extensions' largest children."""
-        return render.URL_TAGS_BYTES + loc_budget(self) + self.max_children_bytes()
+        children = sum(ext.max_bytes(self) for ext in self.extensions)
+        return render.URL_TAGS_BYTES + self.loc_budget() + children
 
     def urls_per_file(self) -> int:
         """URLs per file for a section sized by count: the limit, lowered so
@@ -328,36 +310,6 @@ class Section:
             "Sitemap section %r: location of %r %s; not listed.", self.get_name(), item, why
         )
 
-    def _location_url(self, item: Any, site: SiteContext) -> str | None:
-        """``location(item)`` made absolute, or None (logged) when it can't be listed."""
-        location = self._located(item)
-        return None if location is None else self._absolute(item, location, site)
-
-    def _located(self, item: Any) -> Any:
-        """``location(item)``, or None (logged) when it raised: one item whose
-        URL does not reverse, or whose ``get_absolute_url()`` fails, is left
-        out, never the file. A database error is the request's (a 503)."""
-        try:
-            return self.location(item)
-        except DatabaseError:
-            raise
-        except Exception as exc:
-            self._location_failed(item, exc)
-            return None
-
-    def _location_failed(self, item: Any, exc: Exception) -> None:
-        """Log an item left out because its ``location()`` raised ``exc``."""
-        if isinstance(exc, NoReverseMatch):
-            self.drop_item(item, f"does not reverse: {exc}")
-        else:
-            logger.warning(
-                "Sitemap section %r: location(%r) raised %s; not listed.",
-                self.get_name(),
-                item,
-                type(exc).__name__,
-                exc_info=exc,
-            )
-
     def _absolute(self, item: Any, location: str, site: SiteContext) -> str | None:
         url, why = absolute_location(location, site)
         if url is None:
@@ -365,7 +317,10 @@ class Section:
         return url
 
     def location_urls(self, items: Sequence[Any], site: SiteContext) -> list[str | None]:
-        """``_location_url`` of each of a batch of items.
+        """``location(item)`` of each of a batch of items made absolute, or
+        None (logged) where it can't be listed: one item whose URL does not
+        reverse, or whose ``get_absolute_url()`` fails, is left out, never the
+        file. A database error is the request's (a 503).
 
         ``location()`` is called once per item; the results are checked as a
         batch (``absolute_paths``: one regex call and the base URL's checks
@@ -379,8 +334,17 @@ class Section:
                 append(location(item))
             except DatabaseError:
                 raise
-            except Exception as exc:  # one item is left out, never the file (``_located``)
-                self._location_failed(item, exc)
+            except NoReverseMatch as exc:
+                self.drop_item(item, f"does not reverse: {exc}")
+                append(None)
+            except Exception as exc:
+                logger.warning(
+                    "Sitemap section %r: location(%r) raised %s; not listed.",
+                    self.get_name(),
+                    item,
+                    type(exc).__name__,
+                    exc_info=exc,
+                )
                 append(None)
         urls: list[str | None] | None = absolute_paths(locations, site)  # type: ignore[assignment]
         if urls is not None:
@@ -390,7 +354,7 @@ class Section:
             for item, loc in zip(items, locations)
         ]
 
-    # Engine API for a list of items ---------------------------------------------
+    # What the engine calls (a plain section's pages: sections/plain.py) --------
 
     def fits_unmeasured(self, urls: int) -> bool:
         """Whether ``urls`` URLs fit one file whatever their entries: then no
@@ -398,53 +362,8 @@ class Section:
         worst = urls * self.worst_entry_bytes()
         return urls <= self.get_limit() and worst <= pagination.room(self.namespaces())
 
-    def _laid_out(self, items: Any) -> bool:
-        """Whether a plain section's files are the spans of its kept layout
-        (``layout.remembered``) rather than pages of ``items_per_file()``.
-
-        Not when sized by count (``measures_files()`` False). A QuerySet is
-        always: the layout the index makes counts its rows once and measures
-        them only when they could outgrow one file (``compute_layout``), so a
-        file request asks no ``COUNT``. A list is when its length could
-        outgrow one file; any other iterable always is.
-        """
-        if not self.measures_files():
-            return False
-        if isinstance(items, models.QuerySet) or not isinstance(items, Sized):
-            return True
-        return not self.fits_unmeasured(len(items) * self.urls_per_item())
-
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
-        items = call_with_site(self.items, site)
-        if self._laid_out(items):
-            spans = layout.current(self, site, refresh=True)
-            if not (self.has_lastmod and spans and spans[0].size is None):
-                return [span_info(span) for span in spans]
-            # Laid out by count, with lastmod in Python: read each file's rows.
-            return [
-                replace(span_info(span), lastmod=latest_of_all(self._span_lastmods(items, span)))
-                for span in spans
-            ]
-        size = self.items_per_file()
-        per_item = self.urls_per_item()
-        if isinstance(items, models.QuerySet):
-            if not self.has_lastmod:
-                # No lastmod to read: the index needs only the row count.
-                count = items.count()
-                return counted_pages(count, size, per_item)
-            # lastmod is Python: read every row once, streamed, never held.
-            items = items.iterator(chunk_size=BATCH_ROWS)
-        pages: list[PageInfo] = []
-        iterator = iter(items)
-        while chunk := list(islice(iterator, size)):
-            pages.append(
-                PageInfo(
-                    len(pages) + 1,
-                    latest_of_all([self.lastmod(i) for i in chunk]),
-                    len(chunk) * per_item,
-                )
-            )
-        return pages
+        return plain.index_pages(self, site)
 
     def listed_pages(
         self, site: SiteContext, pages: Sequence[PageInfo] | None = None
@@ -465,7 +384,11 @@ class Section:
         if pages is None:
             pages = self.index_pages(site)
         listed = [page for page in pages if page.url_count > 0]
-        counted = [page for page in listed if not _urls_rendered(page)]
+        counted = [
+            page
+            for page in listed
+            if not (isinstance(page.prepared, pagination.Span) and page.prepared.rendered)
+        ]
         if counted and not self._has_url(counted[0], site):
             empty = [counted[0], *(page for page in counted[1:] if not self._has_url(page, site))]
             listed = [page for page in listed if page not in empty]
@@ -489,23 +412,10 @@ class Section:
             if close is not None:
                 close()
 
-    def _span_lastmods(self, items: models.QuerySet[Any], span: pagination.Span) -> list[Any]:
-        """The lastmod of each item of ``span`` (rows streamed, never held)."""
-        rows = items[span.after or 0 : span.last].iterator(chunk_size=BATCH_ROWS)
-        return [self.lastmod(item) for item in rows]
-
     def compute_layout(self, site: SiteContext, previous: layout.Laid | None = None) -> layout.Laid:
         """The section's files, computed now (``layout.remembered`` keeps them
-        with the index; ``previous``: the ones it kept, if any): a QuerySet
-        few enough to fit one file is laid out by its count (one ``COUNT``,
-        nothing rendered), anything else measured."""
-        items = call_with_site(self.items, site)
-        if isinstance(items, models.QuerySet):
-            count = items.count()
-            if self.fits_unmeasured(count * self.urls_per_item()):
-                spans = counted_spans(count, self.items_per_file(), self.urls_per_item())
-                return layout.Laid(spans)
-        return layout.Laid(measuring.measured_items(self, items, site))
+        with the index; ``previous``: the ones it kept, if any)."""
+        return plain.compute_layout(self, site)
 
     def measured_room(self) -> int:
         """Bytes a measured file's entries are packed to (``MEASURED_FILL``
@@ -521,47 +431,9 @@ class Section:
         return self.page_info(number, site)
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
-        # Only this page's items' lastmod; the items and their lastmod travel
-        # to page_entries (``prepared``): items() and lastmod() run once each.
         if self.defines_own_pages:
-            # A subclass's own pages: page_info follows them.
             return next((p for p in self.index_pages(site) if p.number == number), None)
-        if number < 1:
-            return None
-        items, span = self._page_items(number, site)
-        if not items:
-            return None
-        lastmods = [self.lastmod(item) for item in items]
-        return PageInfo(
-            number,
-            latest_of_all(lastmods),
-            # A measured file's URLs as counted; else each item's most.
-            span.urls
-            if span is not None and span.size is not None
-            else len(items) * self.urls_per_item(),
-            prepared=_PlainPage(items, lastmods),
-        )
-
-    def _page_items(
-        self, number: int, site: SiteContext | None = None
-    ) -> tuple[list[Any], pagination.Span | None]:
-        """Page ``number``'s items, and its span when the section is measured
-        (the pages are then the spans of its layout): a QuerySet is sliced in
-        SQL (LIMIT and OFFSET), never loaded whole; any other iterable is
-        read up to the page."""
-        items = call_with_site(self.items, site)
-        span = None
-        if self._laid_out(items):
-            span = layout.file_span(self, number, cast(SiteContext, site))[0]
-            if span is None:
-                return [], None
-            start, stop = span.after or 0, span.last
-        else:
-            size = self.items_per_file()
-            start, stop = (number - 1) * size, number * size
-        if isinstance(items, models.QuerySet):
-            return list(items[start:stop]), span
-        return list(islice(items, start, stop)), span
+        return plain.page_info(self, number, site)
 
     def page_rows(
         self, number: int, site: SiteContext, info: PageInfo | None = None
@@ -570,15 +442,7 @@ class Section:
         None, lastmod W3C text or None, URL kwarg values or None)``
         (``render.Row``), what ``page_entries`` writes and the text sitemap
         lists. ``info`` is what ``page_info`` found (its items, here)."""
-        prepared = info.prepared if info is not None else None
-        if isinstance(prepared, _PlainPage):
-            items, lastmods = prepared.items, prepared.lastmods
-        else:
-            items = self._page_items(number, site)[0]
-            lastmods = [self.lastmod(item) for item in items]
-        for start in range(0, len(items), BATCH_ROWS):
-            end = start + BATCH_ROWS
-            yield self.plain_rows(items[start:end], lastmods[start:end], site)
+        return plain.page_rows(self, number, site, info)
 
     def plain_rows(
         self, items: Sequence[Any], lastmods: Sequence[LastmodValue], site: SiteContext

@@ -12,7 +12,7 @@ or naming a ``checks_class`` of its own. The ids are in docs/checks.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from functools import partial
 from itertools import islice
@@ -26,7 +26,7 @@ from django.urls import NoReverseMatch, reverse
 from django_sitemaps_plus import names, protocol
 from django_sitemaps_plus.conf import SETTINGS
 from django_sitemaps_plus.engine.lastmod import LastmodFieldError, LastmodSpec
-from django_sitemaps_plus.extensions.base import undeclared_hook
+from django_sitemaps_plus.extensions.base import section_error
 from django_sitemaps_plus.sites import call_with_site
 
 if TYPE_CHECKING:
@@ -46,6 +46,23 @@ FLAG_HOOKS: dict[str, tuple[str, ...]] = {
 }
 #: Items whose ``location()`` check W008 tries: the first of ``items()``.
 LOCATION_SAMPLE = 10
+
+
+def undeclared_hook(obj: object, flag: str, hooks: Sequence[str]) -> str | None:
+    """The first of ``hooks`` that ``obj`` (a section or an extension) takes
+    from nearer than where its ``flag`` is declared (its own attributes,
+    given as options, then its class's MRO), or None.
+
+    The engine asks the flag, never which methods are defined: a hook
+    overridden without its flag may not be called (check W009).
+    """
+    for namespace in (vars(obj), *(vars(klass) for klass in type(obj).__mro__)):
+        if flag in namespace:
+            return None
+        hook = next((name for name in hooks if name in namespace), None)
+        if hook is not None:
+            return hook
+    return None
 
 
 class _QueryRefused(Exception):
@@ -90,38 +107,23 @@ class SectionChecks:
         label = self.label(section)
         errors: list[CheckMessage] = []
         if not names.SECTION_NAME_RE.fullmatch(section.get_name()):
-            errors.append(
-                Error(
-                    f"{label}: the name must be a lowercase slug (it is used in file names).",
-                    hint="Set name = 'articles' (letters, digits, '-' and '_').",
-                    obj=section,
-                    id="sitemaps_plus.E005",
-                )
-            )
+            message = "the name must be a lowercase slug (it is used in file names)."
+            hint = "Set name = 'articles' (letters, digits, '-' and '_')."
+            errors.append(section_error(section, message, "sitemaps_plus.E005", hint))
         if section.limit is not None:
             errors.extend(SETTINGS["LIMIT"].errors(f"{label}: limit", section.limit))
         if section.max_loc_length is not None:
             where = f"{label}: max_loc_length"
             errors.extend(SETTINGS["MAX_LOC_LENGTH"].errors(where, section.max_loc_length))
         if section.changefreq is not None and section.changefreq not in protocol.CHANGEFREQ_VALUES:
-            errors.append(
-                Error(
-                    f"{label}: changefreq {section.changefreq!r} is not a protocol value.",
-                    hint="One of: " + ", ".join(sorted(protocol.CHANGEFREQ_VALUES)) + ".",
-                    obj=section,
-                    id="sitemaps_plus.E008",
-                )
-            )
+            message = f"changefreq {section.changefreq!r} is not a protocol value."
+            hint = "One of: " + ", ".join(sorted(protocol.CHANGEFREQ_VALUES)) + "."
+            errors.append(section_error(section, message, "sitemaps_plus.E008", hint))
         if section.priority is not None and not (
             protocol.MIN_PRIORITY <= float(section.priority) <= protocol.MAX_PRIORITY
         ):
-            errors.append(
-                Error(
-                    f"{label}: priority {section.priority!r} is outside 0.0 to 1.0.",
-                    obj=section,
-                    id="sitemaps_plus.E008",
-                )
-            )
+            message = f"priority {section.priority!r} is outside 0.0 to 1.0."
+            errors.append(section_error(section, message, "sitemaps_plus.E008"))
         for extension in section.extensions:
             errors.extend(extension.check(section))
         return errors + self.undeclared_flags(section)
@@ -141,14 +143,14 @@ class SectionChecks:
             and undeclared_hook(extension, "gives_versions", ("versions",))
         ]
         return [
-            Warning(
-                f"{self.label(section)}: {owner} defines {hook}() but leaves {flag} False; "
-                f"the engine asks {flag}, not which methods are defined, so {hook}() may "
-                "not be called.",
-                hint=f"Set {flag} = True beside {hook}() (or {flag} = False to say it is "
-                "not needed): docs/sections.md, 'What the engine asks a section'.",
-                obj=section,
-                id="sitemaps_plus.W009",
+            section_error(
+                section,
+                f"{owner} defines {hook}() but leaves {flag} False; the engine asks "
+                f"{flag}, not which methods are defined, so {hook}() may not be called.",
+                "sitemaps_plus.W009",
+                f"Set {flag} = True beside {hook}() (or {flag} = False to say it is not "
+                "needed): docs/sections.md, 'What the engine asks a section'.",
+                warning=True,
             )
             for owner, hook, flag in found
         ]
@@ -222,22 +224,17 @@ class ModelSectionChecks(SectionChecks):
         """The options' checks (``options``), then the model's: lastmod
         fields (E001), an integer key (E006), a location (E002, E007)."""
         section = cast("ModelSection", section)
-        label = self.label(section)
         errors = self.options(section)
         model = section.get_model()
         try:
             LastmodSpec(model, section.lastmod_fields, section.lastmod_fallbacks)
         except LastmodFieldError as exc:
-            errors.append(
-                Error(
-                    f"{label}: {exc}.",
-                    hint="lastmod_fields names DateField/DateTimeField paths, e.g. "
-                    "'updated_at' or 'comments__created_at'; lastmod_fallbacks maps one of "
-                    "them (an own field) to own fields of the same kind.",
-                    obj=section,
-                    id="sitemaps_plus.E001",
-                )
+            hint = (
+                "lastmod_fields names DateField/DateTimeField paths, e.g. 'updated_at' or "
+                "'comments__created_at'; lastmod_fallbacks maps one of them (an own field) "
+                "to own fields of the same kind."
             )
+            errors.append(section_error(section, f"{exc}.", "sitemaps_plus.E001", hint))
         try:
             section.require_integer_pk()
         except ImproperlyConfigured as exc:
@@ -252,35 +249,28 @@ class ModelSectionChecks(SectionChecks):
         if section.url_name:
             errors.extend(self.url_name(section))
         elif not section.defines_location() and not hasattr(model, "get_absolute_url"):
-            errors.append(
-                Error(
-                    f"{label}: {model._meta.label} has no get_absolute_url() and the section "
-                    "defines neither location() nor url_name.",
-                    hint="Add get_absolute_url() to the model, or set url_name and url_kwargs.",
-                    obj=section,
-                    id="sitemaps_plus.E002",
-                )
+            message = (
+                f"{model._meta.label} has no get_absolute_url() and the section defines "
+                "neither location() nor url_name."
             )
+            hint = "Add get_absolute_url() to the model, or set url_name and url_kwargs."
+            errors.append(section_error(section, message, "sitemaps_plus.E002", hint))
         return errors
 
     def url_name(self, section: ModelSection) -> list[CheckMessage]:
         """E007: ``url_kwargs`` names fields of the model, and ``url_name``
         reverses with them."""
-        label = self.label(section)
         model = section.get_model()
         errors: list[CheckMessage] = []
         for kwarg, field_name in section.url_kwargs.items():
             try:
                 model._meta.get_field(field_name)
             except FieldDoesNotExist:
-                errors.append(
-                    Error(
-                        f"{label}: url_kwargs[{kwarg!r}] names {field_name!r}, which is not "
-                        f"a field of {model._meta.label}.",
-                        obj=section,
-                        id="sitemaps_plus.E007",
-                    )
+                message = (
+                    f"url_kwargs[{kwarg!r}] names {field_name!r}, which is not a field of "
+                    f"{model._meta.label}."
                 )
+                errors.append(section_error(section, message, "sitemaps_plus.E007"))
         if errors:
             return errors
         try:
@@ -293,12 +283,9 @@ class ModelSectionChecks(SectionChecks):
                     if "not found" in str(missing):
                         raise
         except NoReverseMatch as exc:
-            errors.append(
-                Error(
-                    f"{label}: url_name {section.url_name!r} does not reverse with kwargs "
-                    f"{sorted(section.url_kwargs)}: {exc}",
-                    obj=section,
-                    id="sitemaps_plus.E007",
-                )
+            message = (
+                f"url_name {section.url_name!r} does not reverse with kwargs "
+                f"{sorted(section.url_kwargs)}: {exc}"
             )
+            errors.append(section_error(section, message, "sitemaps_plus.E007"))
         return errors

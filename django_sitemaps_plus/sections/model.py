@@ -13,7 +13,8 @@ Wagtail and django CMS pages) overrides.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from typing import Any, ClassVar, cast
+from functools import cached_property
+from typing import Any, ClassVar
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db import models
@@ -289,28 +290,15 @@ class ModelSection(Section):
             return None
         return PageInfo(number, figures.file_lastmod, self.figure_urls(figures), prepared=span)
 
-    def _span(
-        self, number: int, info: PageInfo | None, site: SiteContext | None
-    ) -> pagination.Span | None:
-        """File ``number``'s key range: what ``page_info`` found, or the layout's."""
-        if info is not None and isinstance(info.prepared, pagination.Span):
-            return info.prepared
-        return layout.file_span(self, number, cast(SiteContext, site))[0]
-
-    def _range_queryset(
-        self, after: int | None, last: int, site: SiteContext | None
-    ) -> models.QuerySet[Any]:
-        """The rows with ``after < pk <= last``, in key order."""
-        rows: models.QuerySet[Any] = (
-            self.site_queryset(site).filter(**blocks.bounds(after, last)).order_by("pk")
-        )
-        return rows
-
     def page_rows(
         self, number: int, site: SiteContext, info: PageInfo | None = None
     ) -> Iterator[list[Row]]:
-        """File ``number``'s rows: ``range_rows`` of its key range."""
-        span = self._span(number, info, site)
+        """File ``number``'s rows: ``range_rows`` of its key range (what
+        ``page_info`` found, or the layout's)."""
+        if info is not None and isinstance(info.prepared, pagination.Span):
+            span: pagination.Span | None = info.prepared
+        else:
+            span = layout.file_span(self, number, site)[0]
         if span is None:
             return iter(())
         return self.range_rows(span.after, span.last, site)
@@ -321,7 +309,8 @@ class ModelSection(Section):
         file reads. A section whose rows are not its model's own (the Wagtail
         and django CMS pages) overrides this, and ``layout_key`` if a row's
         key is not its item's primary key."""
-        return reads.model_rows(self, self._range_queryset(after, last, site), site)
+        rows = self.site_queryset(site).filter(**blocks.bounds(after, last)).order_by("pk")
+        return reads.model_rows(self, rows, site)
 
     def lastmod_counts(self, site: SiteContext) -> LastmodCounts:
         """The section's rows grouped by the UTC day of their lastmod
@@ -353,22 +342,19 @@ class ModelSection(Section):
         # The fast path: the URL pattern reversed once per language.
         if values is None:
             return super().location_in(language, item, values)
-        return self._language_templates().location(language, values)
+        return self._language_templates.location(language, values)
 
     def locators(self, rows: Sequence[Row]) -> list[Callable[[str], str | None]]:
         if not rows or rows[0][3] is None:
             return super().locators(rows)
         # Fast path: each language's paths for the whole batch in one splice.
-        return self._language_templates().locators(
+        return self._language_templates.locators(
             [(row[0], row[3]) for row in rows], self.location_in
         )
 
+    @cached_property
     def _language_templates(self) -> LanguageTemplates:
-        templates: LanguageTemplates | None = self.__dict__.get("_templates_by_language")
-        if templates is None:
-            templates = LanguageTemplates(self.url_name or "", self.url_kwargs)
-            self.__dict__["_templates_by_language"] = templates
-        return templates
+        return LanguageTemplates(self.url_name or "", self.url_kwargs)
 
     def drop_item(self, item: Any, why: str) -> None:
         if not isinstance(item, models.Model):

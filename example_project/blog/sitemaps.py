@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from blog.models import Article
 from django_sitemaps_plus import ModelSection, register
-from django_sitemaps_plus.extensions import NewsSection
+from django_sitemaps_plus.sections import NewsSection
 
 
 @register(Article)
