@@ -14,17 +14,17 @@ from typing import IO, Union
 from urllib.parse import urljoin, urlsplit
 
 from django_sitemaps_plus import protocol
-from django_sitemaps_plus.sites import site_context
-from django_sitemaps_plus.validation import parser
-from django_sitemaps_plus.validation.fetch import (
+from django_sitemaps_plus.fetch import (
     CHUNK_SIZE,
     Fetcher,
     FetchError,
     HttpFetcher,
     SiteFetcher,
     named_hosts,
+    url_origin,
 )
-from django_sitemaps_plus.validation.locations import url_origin
+from django_sitemaps_plus.sites import site_context
+from django_sitemaps_plus.validation import parser
 from django_sitemaps_plus.validation.report import (
     DEFAULT_MAX_FINDINGS,
     FailLevel,

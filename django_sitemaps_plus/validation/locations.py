@@ -15,17 +15,18 @@ from typing import Final
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django_sitemaps_plus import protocol
-from django_sitemaps_plus.validation.context import Context
-from django_sitemaps_plus.validation.values import (
+from django_sitemaps_plus.extensions.rules.values import (
     CLEAN_PATH_CHARS as _CLEAN_PATH_CHARS,
 )
-from django_sitemaps_plus.validation.values import (
+from django_sitemaps_plus.extensions.rules.values import (
     CLEAN_URL_RE as _CLEAN_URL_RE,
 )
-from django_sitemaps_plus.validation.values import (
+from django_sitemaps_plus.extensions.rules.values import (
     PLAIN_HTTP_URL_RE as _PLAIN_HTTP_URL_RE,
 )
-from django_sitemaps_plus.validation.values import Findings
+from django_sitemaps_plus.extensions.rules.values import Findings
+from django_sitemaps_plus.fetch import url_origin
+from django_sitemaps_plus.validation.context import Context
 
 # RFC 3986 allows these characters unescaped; everything else ASCII must be
 # percent-encoded, and % must start an escape.
@@ -54,12 +55,6 @@ def normalized_path(path: str) -> str:
     if decoded.endswith(("/", "/.", "/..")) and not normal.endswith("/"):
         normal += "/"
     return normal
-
-
-def url_origin(url: str) -> tuple[str, str]:
-    """A URL's origin as the scope rules compare it: (scheme, host[:port])."""
-    parts = urlsplit(url)
-    return parts.scheme.lower(), parts.netloc.lower()
 
 
 def url_scope(url: str) -> tuple[tuple[str, str], str]:

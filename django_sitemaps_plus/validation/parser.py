@@ -26,6 +26,7 @@ from django_sitemaps_plus.extensions.rules import hreflang as hreflang_rules
 from django_sitemaps_plus.extensions.rules import images as image_rules
 from django_sitemaps_plus.extensions.rules import news as news_rules
 from django_sitemaps_plus.extensions.rules import video as video_rules
+from django_sitemaps_plus.extensions.rules.values import Counter, strip
 from django_sitemaps_plus.validation import batch
 from django_sitemaps_plus.validation.context import Context
 from django_sitemaps_plus.validation.locations import LocChecker, normalized_path, url_scope
@@ -40,7 +41,7 @@ from django_sitemaps_plus.validation.prolog import (
 )
 from django_sitemaps_plus.validation.report import FileReport
 from django_sitemaps_plus.validation.text import TextChecker
-from django_sitemaps_plus.validation.values import Counter, ProtocolValues, strip
+from django_sitemaps_plus.validation.values import ProtocolValues
 
 __all__ = [
     "BATCH_BYTES",

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from django_sitemaps_plus.protocol import IMAGE_NS
-from django_sitemaps_plus.validation.values import (
+from django_sitemaps_plus.extensions.rules.values import (
     Counter,
     Findings,
     all_clean_urls,
     is_http_url,
     strip,
 )
+from django_sitemaps_plus.protocol import IMAGE_NS
 
 #: Google: at most 1,000 image:image per url.
 MAX_IMAGES_PER_URL: Final = 1_000

@@ -1,4 +1,6 @@
-"""Getting a sitemap's bytes: over HTTP, or from the site itself in-process.
+"""Getting a sitemap's bytes: over HTTP, or from the site itself in-process
+(the validator's fetches, and the admin overview's check that the site serves
+its files). Neither lxml nor the validator is imported here.
 
 A fetcher answers one URL with status, headers and a body that is read
 lazily in chunks, so the size cap downstream bounds memory. Redirects are
@@ -24,7 +26,6 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 from django_sitemaps_plus import http
-from django_sitemaps_plus.validation.locations import url_origin
 
 if TYPE_CHECKING:
     from django.core.handlers.wsgi import WSGIRequest
@@ -38,6 +39,12 @@ DEFAULT_TIMEOUT = 10.0
 #: Seconds one whole response may take to read.
 DEFAULT_TOTAL_TIMEOUT = 120.0
 USER_AGENT = "django-sitemaps-plus-validator"
+
+
+def url_origin(url: str) -> tuple[str, str]:
+    """A URL's origin as the scope rules compare it: (scheme, host[:port])."""
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower()
 
 
 class FetchError(Exception):
