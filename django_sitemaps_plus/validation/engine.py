@@ -7,8 +7,9 @@ import contextlib
 import datetime as dt
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import IO, Union
 from urllib.parse import urljoin, urlsplit
@@ -231,7 +232,7 @@ class _Run:
             raise UnreadableTarget(f"cannot read {path}: {exc.strerror or exc}") from exc
         file = self.new_file(str(path))
         with handle:
-            children = self.check(_read_chunks(handle), file, published_at)
+            children = self.check(iter(partial(handle.read, CHUNK_SIZE), b""), file, published_at)
         if published_at:
             self.visited[published_at] = file.kind
         self.follow_children(file, children, published_at, depth=depth, local_directory=path.parent)
@@ -260,11 +261,6 @@ def _local_child(directory: Path, relative: str) -> Path:
     if not inside:
         raise UnreadableTarget(f"{path} leads outside {directory}: not read")
     return path
-
-
-def _read_chunks(handle: IO[bytes]) -> Iterator[bytes]:
-    while chunk := handle.read(CHUNK_SIZE):
-        yield chunk
 
 
 #: What a target that is a URL starts with (RFC 3986 scheme, then "://").
@@ -336,7 +332,7 @@ def validate(
             run.validate_path(Path(name), published_at=base_url, depth=1)
     else:
         file = run.new_file(base_url or str(getattr(target, "name", None) or "<stream>"))
-        run.check(_read_chunks(target), file, base_url)
+        run.check(iter(partial(target.read, CHUNK_SIZE), b""), file, base_url)
         run.done(file.target)
     return run.report
 

@@ -16,15 +16,11 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.extensions.rules.values import (
-    CLEAN_PATH_CHARS as _CLEAN_PATH_CHARS,
+    CLEAN_PATH_CHARS,
+    CLEAN_URL_RE,
+    PLAIN_HTTP_URL_RE,
+    Findings,
 )
-from django_sitemaps_plus.extensions.rules.values import (
-    CLEAN_URL_RE as _CLEAN_URL_RE,
-)
-from django_sitemaps_plus.extensions.rules.values import (
-    PLAIN_HTTP_URL_RE as _PLAIN_HTTP_URL_RE,
-)
-from django_sitemaps_plus.extensions.rules.values import Findings
 from django_sitemaps_plus.fetch import url_origin
 from django_sitemaps_plus.validation.context import Context
 
@@ -85,7 +81,7 @@ class LocChecker:
         """Report what is wrong with ``value``; return its hash when usable."""
         add = self.report.add
         length = len(value)
-        clean = _CLEAN_URL_RE.fullmatch(value)
+        clean = CLEAN_URL_RE.fullmatch(value)
         if clean is not None and protocol.XSD_MIN_LOC_LENGTH <= length <= (
             protocol.YANDEX_MAX_LOC_LENGTH
         ):
@@ -142,7 +138,7 @@ class LocChecker:
     def quick(self, value: str) -> int | None:
         """``check()``'s hot path without its side effects: the hash of a URL
         with nothing to report, or None (then ``check()`` must run)."""
-        clean = _CLEAN_URL_RE.fullmatch(value)
+        clean = CLEAN_URL_RE.fullmatch(value)
         if clean is None or not (
             protocol.XSD_MIN_LOC_LENGTH <= len(value) <= protocol.YANDEX_MAX_LOC_LENGTH
         ):
@@ -187,13 +183,13 @@ class LocChecker:
             origin = self._last_origin
             directory = self.file_directory
             if origin == (self.file_origin or self.first_origin) and re.fullmatch(
-                f"/{_CLEAN_PATH_CHARS}*", directory
+                f"/{CLEAN_PATH_CHARS}*", directory
             ):
                 prefix = re.escape(f"{scheme}://{netloc}")
                 if self.file_origin is not None and directory != "/":
-                    path = re.escape(directory) + f"{_CLEAN_PATH_CHARS}*"
+                    path = re.escape(directory) + f"{CLEAN_PATH_CHARS}*"
                 else:
-                    path = f"(?:/{_CLEAN_PATH_CHARS}*)?"
+                    path = f"(?:/{CLEAN_PATH_CHARS}*)?"
                 pattern = re.compile(f"(?:{prefix}{path}(?:\n|$))*")
             if len(self._lines_patterns) >= 64:
                 self._lines_patterns.clear()
@@ -223,7 +219,7 @@ class LocChecker:
                 line=line,
                 url=value,
             )
-        plain = _PLAIN_HTTP_URL_RE.match(value)
+        plain = PLAIN_HTTP_URL_RE.match(value)
         if plain is None:
             problem = protocol.loc_problem(value)
             if problem is not None:

@@ -289,7 +289,7 @@ class XmlChecker:
         root = self._root
         self._drop_checked()
         end = root.index(last) + 1
-        if self._kind is not None and not self._fast_batch(root, last, end):
+        if self._kind is not None and not batch.check_batch(self, root, last, end):
             self._slow_batch(root, 0, end)
         last.clear(keep_tail=True)
         if end > 1:
@@ -345,12 +345,6 @@ class XmlChecker:
             if child is not self._last_entry and self._kind is not None:
                 self._report_stray(child)  # (the last entry was checked already)
             root.remove(child)
-
-    # Batches of plain entries --------------------------------------------------------
-
-    def _fast_batch(self, root: Any, last: Any, count: int) -> bool:
-        """The fast path (``batch.check_batch``): False when it does not apply."""
-        return batch.check_batch(self, root, last, count)
 
     # Structure -----------------------------------------------------------------------
 
