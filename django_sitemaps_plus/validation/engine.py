@@ -26,6 +26,8 @@ from django_sitemaps_plus.fetch import (
 )
 from django_sitemaps_plus.sites import site_context
 from django_sitemaps_plus.validation import parser
+from django_sitemaps_plus.validation.context import Context
+from django_sitemaps_plus.validation.locations import normalized_path, url_scope
 from django_sitemaps_plus.validation.report import (
     DEFAULT_MAX_FINDINGS,
     FailLevel,
@@ -124,7 +126,7 @@ class _Run:
     def check(
         self, chunks: Iterable[bytes], file: FileReport, file_url: str | None
     ) -> list[tuple[str, int]]:
-        context = parser.Context(file_url=file_url, now=self.now)
+        context = Context(file_url=file_url, now=self.now)
         payload = Payload(chunks, file)
         try:
             parser.check(payload, file, context)
@@ -176,7 +178,7 @@ class _Run:
         if not self.follow or file.kind != "sitemapindex" or index_url is None:
             self.done(file.target)
             return
-        scope = parser.url_scope(index_url)
+        scope = url_scope(index_url)
         if depth < protocol.MAX_INDEX_DEPTH:
             coming = {loc for loc, _ in children if _in_scope(loc, scope) is not None}
             self.expect(len(coming - self.visited.keys()))
@@ -245,7 +247,7 @@ def _in_scope(loc: str, scope: tuple[tuple[str, str], str]) -> str | None:
     origin, directory = scope
     if url_origin(loc) != origin:
         return None  # never fetch another host on an index's word
-    path = parser.normalized_path(urlsplit(loc).path)
+    path = normalized_path(urlsplit(loc).path)
     return path if path.startswith(directory) else None
 
 

@@ -29,7 +29,7 @@ from django_sitemaps_plus.extensions.rules import video as video_rules
 from django_sitemaps_plus.extensions.rules.values import Counter, strip
 from django_sitemaps_plus.validation import batch
 from django_sitemaps_plus.validation.context import Context
-from django_sitemaps_plus.validation.locations import LocChecker, normalized_path, url_scope
+from django_sitemaps_plus.validation.locations import LocChecker
 from django_sitemaps_plus.validation.prolog import (
     POSITION_SUFFIX_RE,
     PROLOG_SNIFF_BYTES,
@@ -42,18 +42,6 @@ from django_sitemaps_plus.validation.prolog import (
 from django_sitemaps_plus.validation.report import FileReport
 from django_sitemaps_plus.validation.text import TextChecker
 from django_sitemaps_plus.validation.values import ProtocolValues
-
-__all__ = [
-    "BATCH_BYTES",
-    "BATCH_ENTRIES",
-    "Context",
-    "LocChecker",
-    "TextChecker",
-    "XmlChecker",
-    "check",
-    "normalized_path",
-    "url_scope",
-]
 
 NS: Final = protocol.SITEMAP_NS
 _IMAGE_IMAGE: Final = image_rules.IMAGE_TAG
