@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import IO, Union
 from urllib.parse import urljoin, urlsplit
 
+from django.urls import NoReverseMatch, reverse
+
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.fetch import (
     CHUNK_SIZE,
@@ -341,8 +343,6 @@ def validate(
 
 def site_index_url() -> str:
     """The absolute URL of this site's index, from BASE_URL or the Sites framework."""
-    from django.urls import reverse
-
     return site_context().absolute(reverse("sitemaps_plus:index"))
 
 
@@ -372,8 +372,6 @@ def validate_site(
         raise UnreadableTarget(str(exc)) from exc
     if include_text and follow:
         # /sitemap.txt holds every URL when they fit in one file; a 404 is normal.
-        from django.urls import NoReverseMatch, reverse
-
         all_urls = None
         with contextlib.suppress(NoReverseMatch):
             all_urls = urljoin(index_url, reverse("sitemaps_plus:text"))
