@@ -408,8 +408,8 @@ class XmlChecker:
         # The protocol's four children are checked after the loop, when the
         # entry's loc (the URL every finding names) is known whatever the order.
         loc_el = lastmod_el = changefreq_el = priority_el = None
-        # Extensions are checked in the loop; their findings need the loc now.
-        extensions: list[tuple[int, Any]] | None = None
+        # Extensions are checked after it too, in document order.
+        extensions: list[tuple[int, Any]] = []
         for child in entry:
             tag = child.tag
             position = positions.get(tag)
@@ -417,28 +417,19 @@ class XmlChecker:
                 if tag.__class__ is not str:
                     continue  # an entity reference or other non-element node
                 if tag[0] != "{" or tag.startswith(own_prefix):
-                    if extensions is None:
-                        extensions = []
                     extensions.append((0, child))  # reported below as SM205
                     continue
                 position = _EXTENSION  # another namespace: allowed after the protocol's four
             elif position >= _EXTENSION:
-                if position == _LINK:
-                    # A known-good hreflang and href need no further check; the
-                    # href keeps its place among the alternates (document order).
-                    href = known_good_link(child)
-                    if extensions is None:
-                        extensions = []
-                    if href is not None:
-                        extensions.append((_KNOWN_LINK, href))
-                    else:
-                        extensions.append((position, child))
+                # A known-good hreflang and href need no further check; the
+                # href keeps its place among the alternates (document order).
+                href = known_good_link(child) if position == _LINK else None
+                if href is not None:
+                    extensions.append((_KNOWN_LINK, href))
                 else:
+                    extensions.append((position, child))
                     if position == _IMAGE:
                         images += 1
-                    if extensions is None:
-                        extensions = []
-                    extensions.append((position, child))
                 position = _EXTENSION
             else:
                 bit = 1 << position
@@ -465,28 +456,25 @@ class XmlChecker:
             values.check_changefreq(changefreq_el, loc)
         if priority_el is not None and not values.priority_ok(priority_el.text):
             values.check_priority(priority_el, loc)
-        if extensions is not None:
-            for kind, child in extensions:
-                if kind == _KNOWN_LINK:
-                    if alternates is None:
-                        alternates = [child]
-                    else:
-                        alternates.append(child)
-                elif kind == _LINK:
-                    alternates = self.hreflang.check_link(child, loc, alternates)
-                elif kind == _IMAGE:
-                    image_rules.check_image(child, loc, report, self._deprecated)
-                elif kind == _NEWS:
-                    self._news.check(child, loc)
-                elif kind == _VIDEO:
-                    video_rules.check_video(child, loc, report, self._deprecated)
-                else:
-                    report.add(
-                        "SM205",
-                        f"<{etree.QName(child).localname}> inside <{etree.QName(entry).localname}>",
-                        line=child.sourceline,
-                        url=loc or None,
-                    )
+        for kind, child in extensions:
+            if kind == _KNOWN_LINK:
+                alternates = alternates if alternates is not None else []
+                alternates.append(child)
+            elif kind == _LINK:
+                alternates = self.hreflang.check_link(child, loc, alternates)
+            elif kind == _IMAGE:
+                image_rules.check_image(child, loc, report, self._deprecated)
+            elif kind == _NEWS:
+                self._news.check(child, loc)
+            elif kind == _VIDEO:
+                video_rules.check_video(child, loc, report, self._deprecated)
+            else:
+                report.add(
+                    "SM205",
+                    f"<{etree.QName(child).localname}> inside <{etree.QName(entry).localname}>",
+                    line=child.sourceline,
+                    url=loc or None,
+                )
         if repeated:
             for tag in sorted(repeated):
                 report.add(
