@@ -23,12 +23,12 @@ from django.utils.safestring import SafeString, mark_safe
 from django_sitemaps_plus import build_status, names
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.engine.lastmod import LastmodValue
+from django_sitemaps_plus.fetch import FetchError, SiteFetcher
 from django_sitemaps_plus.registry import site as registry
 from django_sitemaps_plus.sections import LastmodCounts, PageInfo, Section
 from django_sitemaps_plus.serving.storage import get_build_storage
 from django_sitemaps_plus.serving.versions import remember
 from django_sitemaps_plus.sites import SiteContext, site_context
-from django_sitemaps_plus.validation.fetch import FetchError, SiteFetcher
 
 
 @dataclass

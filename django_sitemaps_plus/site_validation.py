@@ -23,10 +23,8 @@ from typing import Any
 from django.db import close_old_connections
 from django.utils.module_loading import import_string
 
-from django_sitemaps_plus import validation
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.serving import quiet
-from django_sitemaps_plus.validation.rules import Severity
 
 logger = logging.getLogger("django_sitemaps_plus")
 
@@ -157,6 +155,10 @@ def run(run_id: str) -> Run | None:
     summary and the first ``MAX_SHOWN_FINDINGS`` findings. An exception is
     recorded as a failed run (and logged), never raised into the runner.
     """
+    # Here, not at the top: the admin imports this module in every web
+    # process, which need neither lxml nor the validator.
+    from django_sitemaps_plus.validation import Severity, validate_site
+
     record = get(run_id) or Run(id=run_id)
     record.state = "running"
     _save(record)
@@ -172,7 +174,7 @@ def run(run_id: str) -> Run | None:
             _save(record)
 
     try:
-        report = validation.validate_site(progress=progress)
+        report = validate_site(progress=progress)
     except Exception as exc:
         logger.exception("Sitemap validation %s failed", run_id)
         record.state = "failed"

@@ -20,8 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 
 #: Function-level imports of the package's own modules (each module an
 #: import statement loads, counted once): ``ready()``, the package's lazy
-#: loader and the optional integrations (Wagtail, django CMS) only.
-MOST_FUNCTION_LEVEL_IMPORTS = 22
+#: loader, the optional integrations (Wagtail, django CMS) and the admin's
+#: validation run (``site_validation.run``: web processes load no lxml).
+MOST_FUNCTION_LEVEL_IMPORTS = 23
 
 
 def modules(root: Path = ROOT) -> dict[str, Path]:

@@ -12,7 +12,7 @@ import random
 import pytest
 
 from django_sitemaps_plus import protocol
-from django_sitemaps_plus.validation import engine, validate
+from django_sitemaps_plus.validation import batch, engine, validate
 from django_sitemaps_plus.validation.parser import XmlChecker
 
 NOW = dt.datetime(2026, 1, 15, 12, 0, tzinfo=dt.timezone.utc)
@@ -120,7 +120,7 @@ def run(data: bytes, chunk: int, *, fast: bool, monkeypatch, **options):  # type
     with monkeypatch.context() as patch:
         patch.setattr(engine, "CHUNK_SIZE", chunk)
         if not fast:
-            patch.setattr(XmlChecker, "_fast_batch", lambda *args: False)
+            patch.setattr(batch, "check_batch", lambda *args: False)
         report = validate(io.BytesIO(data), now=NOW, max_findings=None, **options)
     file = report.files[0]
     return file.entries, [finding.as_dict() for finding in file.findings]

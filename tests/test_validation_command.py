@@ -303,8 +303,8 @@ def test_each_finding_says_what_it_is_about(tmp_path):
 
 
 def test_a_redirected_child_is_fetched_once():
+    from django_sitemaps_plus.fetch import Fetched
     from django_sitemaps_plus.validation.engine import _Run
-    from django_sitemaps_plus.validation.fetch import Fetched
 
     index_body = (
         f'<?xml version="1.0" encoding="UTF-8"?><sitemapindex xmlns="{protocol.SITEMAP_NS}">'

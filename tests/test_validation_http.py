@@ -21,13 +21,7 @@ from django.test import override_settings
 from django.urls import include, path
 
 from django_sitemaps_plus import protocol, register
-from django_sitemaps_plus.validation import (
-    UnreadableTarget,
-    assert_valid_sitemap,
-    validate,
-    validate_site,
-)
-from django_sitemaps_plus.validation.fetch import (
+from django_sitemaps_plus.fetch import (
     CHUNK_SIZE,
     MAX_REDIRECTS,
     FetchError,
@@ -35,6 +29,12 @@ from django_sitemaps_plus.validation.fetch import (
     SiteFetcher,
     _internal_kind,
     named_hosts,
+)
+from django_sitemaps_plus.validation import (
+    UnreadableTarget,
+    assert_valid_sitemap,
+    validate,
+    validate_site,
 )
 from tests.test_validation_command import run
 from tests.testapp.models import Article

@@ -13,13 +13,9 @@ import pytest
 
 from django_sitemaps_plus.extensions.rules import hreflang as hreflang_rules
 from django_sitemaps_plus.extensions.rules import images as image_rules
+from django_sitemaps_plus.extensions.rules.values import Counter, all_clean_urls, is_http_url
 from django_sitemaps_plus.validation.report import FileReport
-from django_sitemaps_plus.validation.values import (
-    Counter,
-    ProtocolValues,
-    all_clean_urls,
-    is_http_url,
-)
+from django_sitemaps_plus.validation.values import ProtocolValues
 
 NOW = dt.datetime(2026, 1, 15, 12, 0, tzinfo=dt.timezone.utc)
 
@@ -166,6 +162,32 @@ def test_the_writers_rules_load_neither_lxml_nor_the_validator() -> None:
         " 'django_sitemaps_plus.validation.parser') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_serving_loads_neither_lxml_nor_the_validator() -> None:
+    """A web process (the admin's overview and the writers imported, the
+    URLconf loaded) loads neither lxml nor the validator."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys, django\n"
+        "django.setup()\n"
+        "import django_sitemaps_plus.admin, django_sitemaps_plus.views\n"
+        "import django_sitemaps_plus.extensions.hreflang, django_sitemaps_plus.extensions.video\n"
+        "from django.urls import resolve\n"
+        "resolve('/sitemap.xml')\n"
+        "print(sorted(m for m in ('lxml', 'django_sitemaps_plus.validation',"
+        " 'django_sitemaps_plus.validation.engine') if m in sys.modules))\n"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=root
+    )
     assert out.stdout.strip() == "[]"
 
 

@@ -5,27 +5,22 @@
 ``assert_valid_sitemap()`` raises ``AssertionError`` for use in tests. Every
 rule has a stable id in ``RULES`` (see docs/validation.md).
 
-The names are imported on first use: the extensions' rules
-(``django_sitemaps_plus.extensions.rules``) use this package's value checks,
-and a writer importing them loads neither lxml nor the validator's engine.
+Importing it loads lxml and the validator; the writers import only
+``django_sitemaps_plus.extensions.rules``, which loads neither.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from django_sitemaps_plus.validation.engine import (
-        Progress,
-        UnknownRule,
-        UnreadableTarget,
-        assert_valid_sitemap,
-        validate,
-        validate_site,
-    )
-    from django_sitemaps_plus.validation.report import FileReport, Finding, Report
-    from django_sitemaps_plus.validation.rules import RULES, Rule, Severity, Source
+from django_sitemaps_plus.validation.engine import (
+    Progress,
+    UnknownRule,
+    UnreadableTarget,
+    assert_valid_sitemap,
+    validate,
+    validate_site,
+)
+from django_sitemaps_plus.validation.report import FileReport, Finding, Report
+from django_sitemaps_plus.validation.rules import RULES, Rule, Severity, Source
 
 __all__ = [
     "RULES",
@@ -42,28 +37,3 @@ __all__ = [
     "validate",
     "validate_site",
 ]
-
-_MODULES = {
-    "Progress": "engine",
-    "UnknownRule": "engine",
-    "UnreadableTarget": "engine",
-    "assert_valid_sitemap": "engine",
-    "validate": "engine",
-    "validate_site": "engine",
-    "FileReport": "report",
-    "Finding": "report",
-    "Report": "report",
-    "RULES": "rules",
-    "Rule": "rules",
-    "Severity": "rules",
-    "Source": "rules",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value

@@ -149,7 +149,7 @@ _UNSEEN: Final = object()
 
 def shape_for(checker: XmlChecker, entry: Any, batch: str) -> Shape | None:
     """The compiled shape of ``entry`` (cached), or None when it has none."""
-    if entry.tag != checker._entry_tag:
+    if entry.tag != checker.entry_tag:
         return None
     tags: list[str] = []
     for child in entry:
@@ -158,7 +158,7 @@ def shape_for(checker: XmlChecker, entry: Any, batch: str) -> Shape | None:
             return None
         tags.append(tag)
     key = (batch, *tags)
-    shapes = checker._shapes
+    shapes = checker.shapes
     shape = shapes.get(key, _UNSEEN)
     if shape is _UNSEEN:
         shape = Shape.compile(tuple(tags), batch)
@@ -180,7 +180,7 @@ def check_batch(checker: XmlChecker, root: Any, last: Any, count: int) -> bool:
     through ``check_entry`` instead, before any state is changed: findings,
     their lines and their order are those of the per-entry path.
     """
-    if checker._kind != "urlset" or checker._ns != NS or checker._entries + count > checker._limit:
+    if checker.kind != "urlset" or checker.ns != NS or checker.entries + count > checker.limit:
         return False
     following = last.getnext()
     if following is None:
@@ -232,13 +232,13 @@ def check_batch(checker: XmlChecker, root: Any, last: Any, count: int) -> bool:
         _commit(checker, root, count, locs, hashes, lastmods, rows, list(distinct_rows))
         return True
     # Entry by entry: the same rules, one value at a time.
-    quick = checker._locs.quick
-    seen = checker._locs.seen
-    values = checker._values
+    quick = checker.locs.quick
+    seen = checker.locs.seen
+    values = checker.values
     lastmod_ok = values.lastmod_ok
     changefreq_ok = values.changefreq_ok
     priority_ok = values.priority_ok
-    hreflang = checker._hreflang
+    hreflang = checker.hreflang
     href_ok = hreflang.href_ok
     hreflang_ok = hreflang.hreflang_ok
     image_locs_ok = image_rules.locs_ok
@@ -264,7 +264,7 @@ def check_batch(checker: XmlChecker, root: Any, last: Any, count: int) -> bool:
         if good and image_locs is not None:
             first = index * images
             good = image_locs_ok(image_locs[first : first + images])
-        checker._entries += 1
+        checker.entries += 1
         if key is None or not good:
             checker.check_entry(entries[index] if entries is not None else root[index])
             continue
@@ -289,7 +289,7 @@ def _all_good(
     """The hashes of ``locs`` when no entry of the batch has anything to
     report, by the same rules over whole lists (each distinct value judged
     once); None to judge entry by entry."""
-    loc_checker = checker._locs
+    loc_checker = checker.locs
     lines = loc_checker.quick_lines()
     if lines is None:
         return None
@@ -310,14 +310,14 @@ def _all_good(
     seen = loc_checker.seen
     if len(set(hashes)) != len(hashes) or not seen.keys().isdisjoint(hashes):
         return None
-    values = checker._values
+    values = checker.values
     if changefreqs is not None and not all(map(values.changefreq_ok, set(changefreqs))):
         return None
     if priorities is not None and not all(map(values.priority_ok, set(priorities))):
         return None
     if lastmods is not None and not all(map(values.lastmod_ok, set(lastmods))):
         return None
-    if hreflangs is not None and not checker._hreflang.links_ok(link_rows, hreflangs, locs):
+    if hreflangs is not None and not checker.hreflang.links_ok(link_rows, hreflangs, locs):
         return None
     if image_locs is not None and not image_rules.locs_ok(image_locs):
         return None
@@ -338,11 +338,11 @@ def _commit(
     ``rows`` holds each entry's alternate hrefs (None without links), equal
     rows being one object, the items of ``distinct_rows``.
     """
-    checker._entries += count
+    checker.entries += count
     if lastmods is not None:
-        checker._values.note_lastmods(lastmods)
-    seen = checker._locs.seen
-    hreflang = checker._hreflang
+        checker.values.note_lastmods(lastmods)
+    seen = checker.locs.seen
+    hreflang = checker.hreflang
     if rows is None and not hreflang.pending:
         seen.update(dict.fromkeys(hashes))
         return

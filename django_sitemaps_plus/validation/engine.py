@@ -7,24 +7,29 @@ import contextlib
 import datetime as dt
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import IO, Union
 from urllib.parse import urljoin, urlsplit
 
+from django.urls import NoReverseMatch, reverse
+
 from django_sitemaps_plus import protocol
-from django_sitemaps_plus.sites import site_context
-from django_sitemaps_plus.validation import parser
-from django_sitemaps_plus.validation.fetch import (
+from django_sitemaps_plus.fetch import (
     CHUNK_SIZE,
     Fetcher,
     FetchError,
     HttpFetcher,
     SiteFetcher,
     named_hosts,
+    url_origin,
 )
-from django_sitemaps_plus.validation.locations import url_origin
+from django_sitemaps_plus.sites import site_context
+from django_sitemaps_plus.validation import parser
+from django_sitemaps_plus.validation.context import Context
+from django_sitemaps_plus.validation.locations import normalized_path, url_scope
 from django_sitemaps_plus.validation.report import (
     DEFAULT_MAX_FINDINGS,
     FailLevel,
@@ -123,7 +128,7 @@ class _Run:
     def check(
         self, chunks: Iterable[bytes], file: FileReport, file_url: str | None
     ) -> list[tuple[str, int]]:
-        context = parser.Context(file_url=file_url, now=self.now)
+        context = Context(file_url=file_url, now=self.now)
         payload = Payload(chunks, file)
         try:
             parser.check(payload, file, context)
@@ -175,7 +180,7 @@ class _Run:
         if not self.follow or file.kind != "sitemapindex" or index_url is None:
             self.done(file.target)
             return
-        scope = parser.url_scope(index_url)
+        scope = url_scope(index_url)
         if depth < protocol.MAX_INDEX_DEPTH:
             coming = {loc for loc, _ in children if _in_scope(loc, scope) is not None}
             self.expect(len(coming - self.visited.keys()))
@@ -231,7 +236,7 @@ class _Run:
             raise UnreadableTarget(f"cannot read {path}: {exc.strerror or exc}") from exc
         file = self.new_file(str(path))
         with handle:
-            children = self.check(_read_chunks(handle), file, published_at)
+            children = self.check(iter(partial(handle.read, CHUNK_SIZE), b""), file, published_at)
         if published_at:
             self.visited[published_at] = file.kind
         self.follow_children(file, children, published_at, depth=depth, local_directory=path.parent)
@@ -244,7 +249,7 @@ def _in_scope(loc: str, scope: tuple[tuple[str, str], str]) -> str | None:
     origin, directory = scope
     if url_origin(loc) != origin:
         return None  # never fetch another host on an index's word
-    path = parser.normalized_path(urlsplit(loc).path)
+    path = normalized_path(urlsplit(loc).path)
     return path if path.startswith(directory) else None
 
 
@@ -260,11 +265,6 @@ def _local_child(directory: Path, relative: str) -> Path:
     if not inside:
         raise UnreadableTarget(f"{path} leads outside {directory}: not read")
     return path
-
-
-def _read_chunks(handle: IO[bytes]) -> Iterator[bytes]:
-    while chunk := handle.read(CHUNK_SIZE):
-        yield chunk
 
 
 #: What a target that is a URL starts with (RFC 3986 scheme, then "://").
@@ -336,15 +336,13 @@ def validate(
             run.validate_path(Path(name), published_at=base_url, depth=1)
     else:
         file = run.new_file(base_url or str(getattr(target, "name", None) or "<stream>"))
-        run.check(_read_chunks(target), file, base_url)
+        run.check(iter(partial(target.read, CHUNK_SIZE), b""), file, base_url)
         run.done(file.target)
     return run.report
 
 
 def site_index_url() -> str:
     """The absolute URL of this site's index, from BASE_URL or the Sites framework."""
-    from django.urls import reverse
-
     return site_context().absolute(reverse("sitemaps_plus:index"))
 
 
@@ -374,8 +372,6 @@ def validate_site(
         raise UnreadableTarget(str(exc)) from exc
     if include_text and follow:
         # /sitemap.txt holds every URL when they fit in one file; a 404 is normal.
-        from django.urls import NoReverseMatch, reverse
-
         all_urls = None
         with contextlib.suppress(NoReverseMatch):
             all_urls = urljoin(index_url, reverse("sitemaps_plus:text"))

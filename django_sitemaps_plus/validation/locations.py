@@ -15,17 +15,14 @@ from typing import Final
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django_sitemaps_plus import protocol
+from django_sitemaps_plus.extensions.rules.values import (
+    CLEAN_PATH_CHARS,
+    CLEAN_URL_RE,
+    PLAIN_HTTP_URL_RE,
+    Findings,
+)
+from django_sitemaps_plus.fetch import url_origin
 from django_sitemaps_plus.validation.context import Context
-from django_sitemaps_plus.validation.values import (
-    CLEAN_PATH_CHARS as _CLEAN_PATH_CHARS,
-)
-from django_sitemaps_plus.validation.values import (
-    CLEAN_URL_RE as _CLEAN_URL_RE,
-)
-from django_sitemaps_plus.validation.values import (
-    PLAIN_HTTP_URL_RE as _PLAIN_HTTP_URL_RE,
-)
-from django_sitemaps_plus.validation.values import Findings
 
 # RFC 3986 allows these characters unescaped; everything else ASCII must be
 # percent-encoded, and % must start an escape.
@@ -56,12 +53,6 @@ def normalized_path(path: str) -> str:
     return normal
 
 
-def url_origin(url: str) -> tuple[str, str]:
-    """A URL's origin as the scope rules compare it: (scheme, host[:port])."""
-    parts = urlsplit(url)
-    return parts.scheme.lower(), parts.netloc.lower()
-
-
 def url_scope(url: str) -> tuple[tuple[str, str], str]:
     """A sitemap URL's origin (scheme, host) and directory (normalised, ending
     with "/"): what it may list is on that origin, at or below that directory."""
@@ -90,7 +81,7 @@ class LocChecker:
         """Report what is wrong with ``value``; return its hash when usable."""
         add = self.report.add
         length = len(value)
-        clean = _CLEAN_URL_RE.fullmatch(value)
+        clean = CLEAN_URL_RE.fullmatch(value)
         if clean is not None and protocol.XSD_MIN_LOC_LENGTH <= length <= (
             protocol.YANDEX_MAX_LOC_LENGTH
         ):
@@ -147,7 +138,7 @@ class LocChecker:
     def quick(self, value: str) -> int | None:
         """``check()``'s hot path without its side effects: the hash of a URL
         with nothing to report, or None (then ``check()`` must run)."""
-        clean = _CLEAN_URL_RE.fullmatch(value)
+        clean = CLEAN_URL_RE.fullmatch(value)
         if clean is None or not (
             protocol.XSD_MIN_LOC_LENGTH <= len(value) <= protocol.YANDEX_MAX_LOC_LENGTH
         ):
@@ -192,13 +183,13 @@ class LocChecker:
             origin = self._last_origin
             directory = self.file_directory
             if origin == (self.file_origin or self.first_origin) and re.fullmatch(
-                f"/{_CLEAN_PATH_CHARS}*", directory
+                f"/{CLEAN_PATH_CHARS}*", directory
             ):
                 prefix = re.escape(f"{scheme}://{netloc}")
                 if self.file_origin is not None and directory != "/":
-                    path = re.escape(directory) + f"{_CLEAN_PATH_CHARS}*"
+                    path = re.escape(directory) + f"{CLEAN_PATH_CHARS}*"
                 else:
-                    path = f"(?:/{_CLEAN_PATH_CHARS}*)?"
+                    path = f"(?:/{CLEAN_PATH_CHARS}*)?"
                 pattern = re.compile(f"(?:{prefix}{path}(?:\n|$))*")
             if len(self._lines_patterns) >= 64:
                 self._lines_patterns.clear()
@@ -228,7 +219,7 @@ class LocChecker:
                 line=line,
                 url=value,
             )
-        plain = _PLAIN_HTTP_URL_RE.match(value)
+        plain = PLAIN_HTTP_URL_RE.match(value)
         if plain is None:
             problem = protocol.loc_problem(value)
             if problem is not None:

@@ -26,9 +26,10 @@ from django_sitemaps_plus.extensions.rules import hreflang as hreflang_rules
 from django_sitemaps_plus.extensions.rules import images as image_rules
 from django_sitemaps_plus.extensions.rules import news as news_rules
 from django_sitemaps_plus.extensions.rules import video as video_rules
+from django_sitemaps_plus.extensions.rules.values import Counter, strip
 from django_sitemaps_plus.validation import batch
 from django_sitemaps_plus.validation.context import Context
-from django_sitemaps_plus.validation.locations import LocChecker, normalized_path, url_scope
+from django_sitemaps_plus.validation.locations import LocChecker
 from django_sitemaps_plus.validation.prolog import (
     POSITION_SUFFIX_RE,
     PROLOG_SNIFF_BYTES,
@@ -40,19 +41,7 @@ from django_sitemaps_plus.validation.prolog import (
 )
 from django_sitemaps_plus.validation.report import FileReport
 from django_sitemaps_plus.validation.text import TextChecker
-from django_sitemaps_plus.validation.values import Counter, ProtocolValues, strip
-
-__all__ = [
-    "BATCH_BYTES",
-    "BATCH_ENTRIES",
-    "Context",
-    "LocChecker",
-    "TextChecker",
-    "XmlChecker",
-    "check",
-    "normalized_path",
-    "url_scope",
-]
+from django_sitemaps_plus.validation.values import ProtocolValues
 
 NS: Final = protocol.SITEMAP_NS
 _IMAGE_IMAGE: Final = image_rules.IMAGE_TAG
@@ -147,23 +136,23 @@ class XmlChecker:
         #: The last entry finished but not checked yet (its batch is growing).
         self._unchecked: Any = None
         self._unbatched_bytes = 0
-        self._kind: str | None = None
-        self._ns = NS
-        self._entry_tag = ""
-        self._entries = 0
-        self._limit = protocol.MAX_URLS_PER_FILE
+        self.kind: str | None = None
+        self.ns = NS
+        self.entry_tag = ""
+        self.entries = 0
+        self.limit = protocol.MAX_URLS_PER_FILE
         self._prefix = "{}"
         self._positions: dict[str, int] = {}
         self._order = Counter()
         # The rules, each with what it remembers across the file.
-        self._locs = LocChecker(report, context)
-        self._values = ProtocolValues(report, context.now)
-        self._hreflang = hreflang_rules.HreflangRules(report, self._locs.seen)
+        self.locs = LocChecker(report, context)
+        self.values = ProtocolValues(report, context.now)
+        self.hreflang = hreflang_rules.HreflangRules(report, self.locs.seen)
         self._news = news_rules.NewsRules(report, context.now)
         #: Deprecated image and video tags, reported once each at the end.
         self._deprecated = Counter()
         #: Entry shapes (child tag sequences) → their compiled batch checks.
-        self._shapes: dict[tuple[str, ...], batch.Shape | None] = {}
+        self.shapes: dict[tuple[str, ...], batch.Shape | None] = {}
 
     # Feeding -----------------------------------------------------------------------
 
@@ -200,16 +189,16 @@ class XmlChecker:
         """An entry open where the payload was cut (at the size limit) counts
         as one, unchecked: whether its end tag was read is not known."""
         root = self._root
-        if self._kind is None or root is None or not len(root):
+        if self.kind is None or root is None or not len(root):
             return
         last = root[-1]
-        if last is not self._last_entry and last.tag == self._entry_tag:
-            self._entries += 1
+        if last is not self._last_entry and last.tag == self.entry_tag:
+            self.entries += 1
             root.remove(last)
 
     def _syntax_error(self, exc: etree.XMLSyntaxError) -> None:
         self.stopped = True
-        self.report.entries = self._entries
+        self.report.entries = self.entries
         message = POSITION_SUFFIX_RE.sub("", str(exc.msg or exc))
         line, column = exc.position if exc.position else (None, None)
         self.report.add(syntax_rule(message), message, line=line, column=column)
@@ -241,7 +230,7 @@ class XmlChecker:
             if last is not self._last_entry and last is not self._unchecked:
                 # The batch ends at an entry: a stray element after the last
                 # one is reported after the entry that follows it (or at the end).
-                entry_tag = self._entry_tag
+                entry_tag = self.entry_tag
                 while last is not None and last is not self._last_entry:
                     tag = last.tag
                     if tag == entry_tag or (
@@ -277,7 +266,7 @@ class XmlChecker:
         root = self._root
         self._drop_checked()
         end = root.index(stop)
-        if self._kind is not None:
+        if self.kind is not None:
             self._slow_batch(root, 0, end, flush=True)
         del root[:end]
 
@@ -288,7 +277,7 @@ class XmlChecker:
         root = self._root
         self._drop_checked()
         end = root.index(last) + 1
-        if self._kind is not None and not self._fast_batch(root, last, end):
+        if self.kind is not None and not batch.check_batch(self, root, last, end):
             self._slow_batch(root, 0, end)
         last.clear(keep_tail=True)
         if end > 1:
@@ -303,12 +292,12 @@ class XmlChecker:
         findings had when entries were checked one by one at their end tags.
         """
         strays: list[Any] = []
-        entry_tag = self._entry_tag
+        entry_tag = self.entry_tag
         for child in root[start:end]:
             tag = child.tag
             if tag == entry_tag:
-                self._entries += 1
-                if self._entries > self._limit:
+                self.entries += 1
+                if self.entries > self.limit:
                     self._over_limit(child)
                 self.check_entry(child)
             elif isinstance(tag, str) and tag.rpartition("}")[2] in _EVENT_NAMES:
@@ -330,10 +319,10 @@ class XmlChecker:
         sitemapindex (a sitemap under urlset)."""
         tag = child.tag
         # Elements of other namespaces under the root are allowed (xsd:any ##other).
-        if isinstance(tag, str) and (not tag.startswith("{") or tag.startswith(f"{{{self._ns}}}")):
+        if isinstance(tag, str) and (not tag.startswith("{") or tag.startswith(f"{{{self.ns}}}")):
             self.report.add(
                 "SM203",
-                f"<{etree.QName(child).localname}> directly under <{self._kind}>",
+                f"<{etree.QName(child).localname}> directly under <{self.kind}>",
                 line=child.sourceline,
             )
 
@@ -341,15 +330,9 @@ class XmlChecker:
         """Report and drop the non-entry elements left under the root at the end."""
         root = self._root
         for child in list(root):
-            if child is not self._last_entry and self._kind is not None:
+            if child is not self._last_entry and self.kind is not None:
                 self._report_stray(child)  # (the last entry was checked already)
             root.remove(child)
-
-    # Batches of plain entries --------------------------------------------------------
-
-    def _fast_batch(self, root: Any, last: Any, count: int) -> bool:
-        """The fast path (``batch.check_batch``): False when it does not apply."""
-        return batch.check_batch(self, root, last, count)
 
     # Structure -----------------------------------------------------------------------
 
@@ -372,25 +355,23 @@ class XmlChecker:
                 line=root.sourceline,
             )
             # Carry on in the declared namespace: the entries are still worth checking.
-            self._ns = qname.namespace or ""
-        self._kind = qname.localname
-        self.report.kind = "urlset" if self._kind == "urlset" else "sitemapindex"
-        self._locs.kind = self._kind
-        prefix = f"{{{self._ns}}}" if self._ns else ""
+            self.ns = qname.namespace or ""
+        self.kind = qname.localname
+        self.report.kind = "urlset" if self.kind == "urlset" else "sitemapindex"
+        self.locs.kind = self.kind
+        prefix = f"{{{self.ns}}}" if self.ns else ""
         self._tags = {
             name: prefix + name
             for name in ("url", "sitemap", "loc", "lastmod", "changefreq", "priority")
         }
-        self._entry_tag = self._tags["url" if self._kind == "urlset" else "sitemap"]
-        self._limit = (
-            protocol.MAX_URLS_PER_FILE
-            if self._kind == "urlset"
-            else protocol.MAX_SITEMAPS_PER_INDEX
+        self.entry_tag = self._tags["url" if self.kind == "urlset" else "sitemap"]
+        self.limit = (
+            protocol.MAX_URLS_PER_FILE if self.kind == "urlset" else protocol.MAX_SITEMAPS_PER_INDEX
         )
         # The XSD's sequence: each protocol child's position (an index has two).
         self._prefix = prefix or "{}"
         self._positions = {self._tags["loc"]: _LOC_POSITION, self._tags["lastmod"]: _LASTMOD}
-        if self._kind == "urlset":
+        if self.kind == "urlset":
             self._positions[self._tags["changefreq"]] = _CHANGEFREQ
             self._positions[self._tags["priority"]] = _PRIORITY
             self._positions.update(
@@ -398,11 +379,11 @@ class XmlChecker:
             )
 
     def _over_limit(self, element: Any) -> None:
-        if self._entries == self._limit + 1:  # reported once, at the first entry too many
-            rule = "SM501" if self._kind == "urlset" else "SM502"
+        if self.entries == self.limit + 1:  # reported once, at the first entry too many
+            rule = "SM501" if self.kind == "urlset" else "SM502"
             self.report.add(
                 rule,
-                f"entry {self._entries:,} exceeds the limit of {self._limit:,}",
+                f"entry {self.entries:,} exceeds the limit of {self.limit:,}",
                 line=element.sourceline,
             )
 
@@ -417,8 +398,8 @@ class XmlChecker:
             )
         positions = self._positions
         own_prefix = self._prefix
-        known_good_link = self._hreflang.known_good
-        values = self._values
+        known_good_link = self.hreflang.known_good
+        values = self.values
         seen_order = 0
         seen_mask = 0
         repeated: set[str] | None = None
@@ -427,8 +408,8 @@ class XmlChecker:
         # The protocol's four children are checked after the loop, when the
         # entry's loc (the URL every finding names) is known whatever the order.
         loc_el = lastmod_el = changefreq_el = priority_el = None
-        # Extensions are checked in the loop; their findings need the loc now.
-        extensions: list[tuple[int, Any]] | None = None
+        # Extensions are checked after it too, in document order.
+        extensions: list[tuple[int, Any]] = []
         for child in entry:
             tag = child.tag
             position = positions.get(tag)
@@ -436,28 +417,19 @@ class XmlChecker:
                 if tag.__class__ is not str:
                     continue  # an entity reference or other non-element node
                 if tag[0] != "{" or tag.startswith(own_prefix):
-                    if extensions is None:
-                        extensions = []
                     extensions.append((0, child))  # reported below as SM205
                     continue
                 position = _EXTENSION  # another namespace: allowed after the protocol's four
             elif position >= _EXTENSION:
-                if position == _LINK:
-                    # A known-good hreflang and href need no further check; the
-                    # href keeps its place among the alternates (document order).
-                    href = known_good_link(child)
-                    if extensions is None:
-                        extensions = []
-                    if href is not None:
-                        extensions.append((_KNOWN_LINK, href))
-                    else:
-                        extensions.append((position, child))
+                # A known-good hreflang and href need no further check; the
+                # href keeps its place among the alternates (document order).
+                href = known_good_link(child) if position == _LINK else None
+                if href is not None:
+                    extensions.append((_KNOWN_LINK, href))
                 else:
+                    extensions.append((position, child))
                     if position == _IMAGE:
                         images += 1
-                    if extensions is None:
-                        extensions = []
-                    extensions.append((position, child))
                 position = _EXTENSION
             else:
                 bit = 1 << position
@@ -484,28 +456,25 @@ class XmlChecker:
             values.check_changefreq(changefreq_el, loc)
         if priority_el is not None and not values.priority_ok(priority_el.text):
             values.check_priority(priority_el, loc)
-        if extensions is not None:
-            for kind, child in extensions:
-                if kind == _KNOWN_LINK:
-                    if alternates is None:
-                        alternates = [child]
-                    else:
-                        alternates.append(child)
-                elif kind == _LINK:
-                    alternates = self._hreflang.check_link(child, loc, alternates)
-                elif kind == _IMAGE:
-                    image_rules.check_image(child, loc, report, self._deprecated)
-                elif kind == _NEWS:
-                    self._news.check(child, loc)
-                elif kind == _VIDEO:
-                    video_rules.check_video(child, loc, report, self._deprecated)
-                else:
-                    report.add(
-                        "SM205",
-                        f"<{etree.QName(child).localname}> inside <{etree.QName(entry).localname}>",
-                        line=child.sourceline,
-                        url=loc or None,
-                    )
+        for kind, child in extensions:
+            if kind == _KNOWN_LINK:
+                alternates = alternates if alternates is not None else []
+                alternates.append(child)
+            elif kind == _LINK:
+                alternates = self.hreflang.check_link(child, loc, alternates)
+            elif kind == _IMAGE:
+                image_rules.check_image(child, loc, report, self._deprecated)
+            elif kind == _NEWS:
+                self._news.check(child, loc)
+            elif kind == _VIDEO:
+                video_rules.check_video(child, loc, report, self._deprecated)
+            else:
+                report.add(
+                    "SM205",
+                    f"<{etree.QName(child).localname}> inside <{etree.QName(entry).localname}>",
+                    line=child.sourceline,
+                    url=loc or None,
+                )
         if repeated:
             for tag in sorted(repeated):
                 report.add(
@@ -517,26 +486,26 @@ class XmlChecker:
         if loc_el is None:
             report.add("SM207", "no <loc>", line=entry.sourceline)
             return
-        key = self._locs.check(loc, loc_el.sourceline)
-        if self._kind != "urlset":
+        key = self.locs.check(loc, loc_el.sourceline)
+        if self.kind != "urlset":
             if key is not None:
                 self.context.children.append((loc, loc_el.sourceline))
             return
         if images > image_rules.MAX_IMAGES_PER_URL:
             image_rules.check_count(images, entry.sourceline, loc, report)
-        if key is not None and (alternates is not None or self._hreflang.pending):
-            self._hreflang.check_cluster(key, loc, entry.sourceline, alternates)
+        if key is not None and (alternates is not None or self.hreflang.pending):
+            self.hreflang.check_cluster(key, loc, entry.sourceline, alternates)
 
     # End of file ------------------------------------------------------------------------
 
     def _finish(self) -> None:
         report = self.report
-        report.entries = self._entries
-        if self._kind is None:
+        report.entries = self.entries
+        if self.kind is None:
             return
-        if self._entries == 0:
-            report.add("SM204", f"<{self._kind}> has no entries")
-        self._values.finish(self._entries)
+        if self.entries == 0:
+            report.add("SM204", f"<{self.kind}> has no entries")
+        self.values.finish(self.entries)
         self._news.finish()
         if "order" in self._order.count:
             count = self._order.count["order"]

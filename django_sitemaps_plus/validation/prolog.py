@@ -8,7 +8,7 @@ import codecs
 import re
 from typing import Final
 
-from django_sitemaps_plus.validation.values import Findings
+from django_sitemaps_plus.extensions.rules.values import Findings
 
 #: Bytes inspected before the root element for the XML declaration, a BOM
 #: and a DOCTYPE.

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Final
 
 from django_sitemaps_plus import protocol
+from django_sitemaps_plus.extensions.rules.values import strip
 from django_sitemaps_plus.validation.context import Context
 from django_sitemaps_plus.validation.locations import LocChecker
 from django_sitemaps_plus.validation.report import FileReport
-from django_sitemaps_plus.validation.values import strip
 
 #: A text sitemap line longer than this is reported and skipped unread.
 MAX_TEXT_LINE_BYTES: Final = 4 * protocol.MAX_LOC_LENGTH

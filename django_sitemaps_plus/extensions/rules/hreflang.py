@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from itertools import chain, compress, repeat
 from typing import Any, Final
 
-from django_sitemaps_plus.protocol import XHTML_NS
-from django_sitemaps_plus.validation.values import (
+from django_sitemaps_plus.extensions.rules.values import (
     MAX_KNOWN_VALUES,
     Findings,
     all_clean_urls,
     is_http_url,
 )
+from django_sitemaps_plus.protocol import XHTML_NS
 
 #: An ISO 639-1 language, optionally a script (ISO 15924) and/or a region
 #: (ISO 3166-1 alpha-2 or UN M.49), or x-default. Case-insensitive.

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from django_sitemaps_plus.protocol import IMAGE_NS
-from django_sitemaps_plus.validation.values import (
+from django_sitemaps_plus.extensions.rules.values import (
     Counter,
     Findings,
     all_clean_urls,
     is_http_url,
     strip,
 )
+from django_sitemaps_plus.protocol import IMAGE_NS
 
 #: Google: at most 1,000 image:image per url.
 MAX_IMAGES_PER_URL: Final = 1_000
@@ -30,17 +30,12 @@ _PREFIX: Final = f"{{{IMAGE_NS}}}"
 DEPRECATED_RULE: Final = "SM803"
 
 
-def loc_ok(value: str) -> bool:
-    """Whether an ``image:loc`` (stripped) passes SM804."""
-    return is_http_url(value)
-
-
 def locs_ok(values: list[str]) -> bool:
     """Whether every ``image:loc``, as written, has nothing to report:
-    ``loc_ok`` and no surrounding whitespace (SM210). Clean URLs are tested
+    an http(s) URL (SM804) and no surrounding whitespace (SM210). Clean URLs are tested
     all at once (one scan in C), others one by one."""
     return all_clean_urls(values) or all(
-        value == value.strip() and loc_ok(value) for value in values
+        value == value.strip() and is_http_url(value) for value in values
     )
 
 
@@ -56,7 +51,7 @@ def check_image(image: Any, loc: str, report: Findings, deprecated: Counter) -> 
         report.add("SM801", "no image:loc", line=image.sourceline, url=loc or None)
     else:
         value = strip(text, report, "image:loc", image_loc)
-        if not loc_ok(value):
+        if not is_http_url(value):
             report.add(
                 "SM804",
                 f"image:loc {value[:200]!r}",

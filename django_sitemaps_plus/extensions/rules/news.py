@@ -12,8 +12,8 @@ import datetime as dt
 import re
 from typing import Any, Final
 
+from django_sitemaps_plus.extensions.rules.values import Findings, w3c_span
 from django_sitemaps_plus.protocol import NEWS_NS
-from django_sitemaps_plus.validation.values import Findings, w3c_span
 
 #: Google News: at most 1,000 news:news per file, published in the last 2 days.
 MAX_NEWS_PER_FILE: Final = 1_000

@@ -10,8 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Final
 
-from django_sitemaps_plus.protocol import VIDEO_NS
-from django_sitemaps_plus.validation.values import (
+from django_sitemaps_plus.extensions.rules.values import (
     Counter,
     Findings,
     in_range,
@@ -19,6 +18,7 @@ from django_sitemaps_plus.validation.values import (
     strip,
     w3c_span,
 )
+from django_sitemaps_plus.protocol import VIDEO_NS
 
 #: No engine states a limit for video:video per url; this project holds them
 #: to the images' bound, so one entry cannot fill a file.

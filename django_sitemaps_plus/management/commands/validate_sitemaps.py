@@ -18,6 +18,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import NoReverseMatch
 
 from django_sitemaps_plus import protocol
+from django_sitemaps_plus.fetch import DEFAULT_TIMEOUT, HttpFetcher, named_hosts
 from django_sitemaps_plus.management.progress import ProgressLine
 from django_sitemaps_plus.validation import (
     UnknownRule,
@@ -26,7 +27,6 @@ from django_sitemaps_plus.validation import (
     validate_site,
 )
 from django_sitemaps_plus.validation.engine import Progress, site_index_url
-from django_sitemaps_plus.validation.fetch import DEFAULT_TIMEOUT, HttpFetcher, named_hosts
 from django_sitemaps_plus.validation.report import (
     DEFAULT_MAX_FINDINGS,
     Report,

@@ -1,4 +1,6 @@
-"""Getting a sitemap's bytes: over HTTP, or from the site itself in-process.
+"""Getting a sitemap's bytes: over HTTP, or from the site itself in-process
+(the validator's fetches, and the admin overview's check that the site serves
+its files). Neither lxml nor the validator is imported here.
 
 A fetcher answers one URL with status, headers and a body that is read
 lazily in chunks, so the size cap downstream bounds memory. Redirects are
@@ -12,7 +14,6 @@ unless the caller named it (``allow_hosts``).
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import ipaddress
 import socket
@@ -20,15 +21,14 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
-from django_sitemaps_plus import http
-from django_sitemaps_plus.validation.locations import url_origin
+from django.core.handlers.base import BaseHandler
+from django.core.handlers.wsgi import WSGIRequest
+from django.http import HttpResponseBase, StreamingHttpResponse
 
-if TYPE_CHECKING:
-    from django.core.handlers.wsgi import WSGIRequest
-    from django.http import HttpResponseBase
+from django_sitemaps_plus import http
 
 #: Bytes read from a response at a time.
 CHUNK_SIZE = 1 << 16
@@ -38,6 +38,12 @@ DEFAULT_TIMEOUT = 10.0
 #: Seconds one whole response may take to read.
 DEFAULT_TOTAL_TIMEOUT = 120.0
 USER_AGENT = "django-sitemaps-plus-validator"
+
+
+def url_origin(url: str) -> tuple[str, str]:
+    """A URL's origin as the scope rules compare it: (scheme, host[:port])."""
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower()
 
 
 class FetchError(Exception):
@@ -270,8 +276,6 @@ class SiteFetcher:
     """
 
     def __init__(self, base_url: str, progress: Callable[[str], None] | None = None) -> None:
-        from django.core.handlers.base import BaseHandler
-
         self.progress = progress
         parts = urlsplit(base_url)
         self.scheme = parts.scheme
@@ -296,7 +300,7 @@ class SiteFetcher:
         }
         if self.scheme == "https":
             environ["HTTPS"] = "on"
-        return _site_request_class()(environ)
+        return _SiteRequest(environ)
 
     def fetch(self, url: str) -> Fetched:
         if self.progress is not None:
@@ -304,8 +308,6 @@ class SiteFetcher:
         return _follow(url, self._get)
 
     def _get(self, url: str) -> _Hop:
-        from django.http import StreamingHttpResponse
-
         parts = urlsplit(url)
         if parts.scheme != self.scheme or parts.netloc.lower() != self.host:
             raise FetchError(f"{url} is not on this site ({self.scheme}://{self.host})")
@@ -324,22 +326,17 @@ class SiteFetcher:
         )
 
 
-@functools.cache
-def _site_request_class() -> type[WSGIRequest]:
-    """The request class of ``SiteFetcher``: its host is trusted, not checked.
+class _SiteRequest(WSGIRequest):
+    """The request of ``SiteFetcher``: its host is trusted, not checked.
     The host is the site's own (``BASE_URL``'s or the Sites framework's),
     set by the validator, not a header a client sent: ``ALLOWED_HOSTS``
     guards the served site against forged hosts and has no say here (a new
     project's does not list ``BASE_URL``'s host). Requests a server passes to
     the views are untouched and still checked.
     """
-    from django.core.handlers.wsgi import WSGIRequest
 
-    class SiteRequest(WSGIRequest):
-        def get_host(self) -> str:
-            return str(self.META["HTTP_HOST"])
-
-    return SiteRequest
+    def get_host(self) -> str:
+        return str(self.META["HTTP_HOST"])
 
 
 def _release(response: HttpResponseBase) -> None:
