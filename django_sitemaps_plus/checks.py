@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.apps import apps
+from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 
 from django_sitemaps_plus.conf import DEFAULTS, SETTINGS, conf
@@ -58,8 +59,6 @@ def _namespace_errors() -> list[CheckMessage]:
     The app reads a non-dict as no settings at all, so it still runs on the
     defaults; a misspelt key would otherwise be ignored without a word.
     """
-    from django.conf import settings
-
     value = getattr(settings, "SITEMAPS_PLUS", None)
     if value is None:
         return []
@@ -99,8 +98,6 @@ def check_serving_settings(
 ) -> list[CheckMessage]:
     """Cached serving, static builds and IndexNow settings (E011-E015, E018-E022, E024, E025):
     their rows of ``conf.SETTINGS`` and the checks across settings."""
-    from django.conf import settings
-
     errors: list[CheckMessage] = []
     get = conf.get
     if get("CACHE_ALIAS") not in settings.CACHES:
@@ -160,8 +157,6 @@ def _measured_sections() -> list[str]:
 
 
 def _cache_backend() -> str:
-    from django.conf import settings
-
     return str(settings.CACHES.get(conf.get("CACHE_ALIAS"), {}).get("BACKEND", ""))
 
 
@@ -293,8 +288,6 @@ def check_cache_timeouts(
     server that stopped answering (paused, swapping, a network partition);
     with one, the request takes the cache-down path and renders the file.
     """
-    from django.conf import settings
-
     if not conf.get("CACHE"):
         return []
     alias = conf.get("CACHE_ALIAS")

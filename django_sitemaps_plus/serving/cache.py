@@ -466,7 +466,7 @@ def _render(
             request.path,
             conf.CACHE_LOCK_WAIT,
         )
-    entry, data = entries.Render(cache, where, prepared, fingerprint).whole()
+    entry, data = entries.render(cache, where, prepared, fingerprint)
     return _entry_response(request, entry, source.content_type, _answer(request, entry), data)
 
 
