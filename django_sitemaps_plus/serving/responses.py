@@ -174,7 +174,7 @@ def streaming_response(
     return StreamingHttpResponse(chunks, content_type=content_type)
 
 
-def close_iterator(iterator: Iterator[bytes]) -> None:
+def close_iterator(iterator: object) -> None:
     close = getattr(iterator, "close", None)
     if close is not None:
         close()
