@@ -245,6 +245,18 @@ def _changed_keys(
     return section.changed_keys(model, instance)
 
 
+class _Pending:
+    """What a transaction invalidated: bumped again, and announced, once it commits."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.tokens: set[str] = set()
+
+    def __call__(self) -> None:
+        bump_tokens(self.tokens)
+        sitemaps_invalidated.send(sender=None, sections=sorted(self.names))
+
+
 def invalidate_after_commit(
     names: Iterable[str], using: str | None = None, tokens: Iterable[str] | None = None
 ) -> None:
@@ -263,28 +275,14 @@ def invalidate_after_commit(
         bump_tokens(bumped)
         sitemaps_invalidated.send(sender=None, sections=sorted(names))
         return
-    pending: tuple[set[str], set[str]] | None = getattr(connection, _PENDING_ATTR, None)
-    registered = pending is not None and any(
-        entry[1] is getattr(connection, _PENDING_ATTR + "_flush", None)
-        for entry in getattr(connection, "run_on_commit", ())
-    )
-    if pending is None or not registered:
-        pending = (set(), set())
-
-        def flush() -> None:
-            todo: tuple[set[str], set[str]] = getattr(connection, _PENDING_ATTR, None) or (
-                set(),
-                set(),
-            )
-            setattr(connection, _PENDING_ATTR, None)
-            bump_tokens(todo[1])
-            sitemaps_invalidated.send(sender=None, sections=sorted(todo[0]))
-
+    pending: _Pending | None = getattr(connection, _PENDING_ATTR, None)
+    # One flush per transaction; a savepoint rolled back drops it with its callbacks.
+    if pending is None or not any(entry[1] is pending for entry in connection.run_on_commit):
+        pending = _Pending()
         setattr(connection, _PENDING_ATTR, pending)
-        setattr(connection, _PENDING_ATTR + "_flush", flush)
-        transaction.on_commit(flush, using=using)
-    pending[0].update(names)
-    pending[1].update(bumped)
+        transaction.on_commit(pending, using=using)
+    pending.names.update(names)
+    pending.tokens.update(bumped)
     bump_tokens(bumped)  # no signal yet: the transaction may still roll back
 
 
