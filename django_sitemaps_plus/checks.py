@@ -41,7 +41,8 @@ def check_settings(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
     if (
         not conf.get("BASE_URL")
         and not apps.is_installed("django.contrib.sites")
-        and not _has_site_resolver()
+        # a resolver other than the built-in one gives the base URL
+        and not (conf.get("SITE_RESOLVER") or app_resolver_path())
     ):
         errors.append(
             Warning(
@@ -85,11 +86,6 @@ def _namespace_errors() -> list[CheckMessage]:
             )
         )
     return messages
-
-
-def _has_site_resolver() -> bool:
-    """Whether a resolver other than the built-in one gives the base URL."""
-    return bool(conf.get("SITE_RESOLVER") or app_resolver_path())
 
 
 @register(Tags.caches)
