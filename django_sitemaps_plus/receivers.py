@@ -142,20 +142,6 @@ def _concrete(model: type[models.Model]) -> type[models.Model]:
     return model._meta.concrete_model or model
 
 
-def _wide_models(section: Any) -> set[type[models.Model]]:
-    """The models other than a model section's own whose change may touch
-    any of its rows: those it names in ``invalidated_by`` and those its
-    queryset joins (a category hiding its articles)."""
-    if not isinstance(section, ModelSection):
-        return set()
-    own = _concrete(section.get_model())
-    found = [
-        *getattr(section, "invalidated_by", ()),
-        *_queryset_models(section.site_queryset(None)),
-    ]
-    return {_concrete(m) for m in found} - {own}
-
-
 def _dependencies() -> tuple[
     dict[type[models.Model], set[str]], set[tuple[type[models.Model], str]]
 ]:
@@ -175,8 +161,14 @@ def _dependencies() -> tuple[
             unresolved.add(name)
         for target in found:
             deps.setdefault(_concrete(target), set()).add(name)
-        if complete:
-            wide.update((model, name) for model in _wide_models(section))
+        if isinstance(section, ModelSection):
+            # Models other than its own whose change may touch any of its
+            # rows: named in ``invalidated_by``, or joined by its queryset
+            # (a category hiding its articles).
+            own = _concrete(section.get_model())
+            joined = _queryset_models(section.site_queryset(None))
+            others = {_concrete(m) for m in [*getattr(section, "invalidated_by", ()), *joined]}
+            wide.update((model, name) for model in others - {own})
     _unresolved.clear()
     _unresolved.update(unresolved)
     # An incomplete answer is never kept: the next save asks again.
