@@ -92,13 +92,6 @@ def gzip_chunks(chunks: Iterable[bytes]) -> Iterator[bytes]:
     yield compressor.flush()
 
 
-def compress(chunks: Iterable[bytes]) -> tuple[bytes, str, int]:
-    """gzip bytes, SHA-256 hex of the uncompressed bytes, uncompressed size."""
-    measured = Measured(chunks)
-    data = b"".join(gzip_chunks(measured))
-    return data, measured.hexdigest(), measured.size
-
-
 _GZIP_RE = re.compile(r"(?:^|,)\s*(gzip|\*)\s*(?:;\s*q\s*=\s*([0-9.]+))?\s*(?=,|$)", re.I)
 
 
