@@ -74,7 +74,7 @@ class SitemapOverviewAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
             path("<path:anything>", wrap(self.elsewhere_view)),
         ]
 
-    def elsewhere_view(self, request: HttpRequest, anything: str) -> HttpResponse:
+    def elsewhere_view(self, request: HttpRequest, anything: str = "") -> HttpResponse:
         """Any other URL under the overview: the overview (no object to show)."""
         return HttpResponseRedirect(
             reverse(f"{self.admin_site.name}:django_sitemaps_plus_sitemapoverview_changelist")
@@ -93,13 +93,9 @@ class SitemapOverviewAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
-
-        if not self.has_view_permission(request):
-            raise PermissionDenied
+        context = self._context(request, "Sitemap overview")
         rows = overview.sections(request)
-        context = self._context(
-            request,
-            "Sitemap overview",
+        context.update(
             sections=rows,
             total_urls=sum(r.urls for r in rows),
             total_files=sum(len(r.files) for r in rows),
@@ -163,9 +159,7 @@ class SitemapOverviewAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
                 "The sitemap cache does not answer: a validation run is recorded there, "
                 "so none was started. Run manage.py validate_sitemaps meanwhile.",
             )
-            return HttpResponseRedirect(
-                reverse(f"{self.admin_site.name}:django_sitemaps_plus_sitemapoverview_changelist")
-            )
+            return self.elsewhere_view(request)
         return HttpResponseRedirect(
             reverse("admin:django_sitemaps_plus_sitemapoverview_validation", args=[run.id])
         )

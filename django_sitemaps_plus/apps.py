@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 
+from django_sitemaps_plus.conf import conf
+
 
 class SimpleSitemapsPlusConfig(AppConfig):
     """The app without autodiscovery: register sections yourself."""
@@ -26,7 +28,6 @@ class SitemapsPlusConfig(SimpleSitemapsPlusConfig):
 
     def ready(self) -> None:
         super().ready()
-        from django_sitemaps_plus.conf import conf
         from django_sitemaps_plus.registry import autodiscover
 
         if conf.AUTODISCOVER:

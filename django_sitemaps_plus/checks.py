@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.apps import apps
+from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 
 from django_sitemaps_plus.conf import DEFAULTS, SETTINGS, conf
@@ -40,7 +41,8 @@ def check_settings(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> l
     if (
         not conf.get("BASE_URL")
         and not apps.is_installed("django.contrib.sites")
-        and not _has_site_resolver()
+        # a resolver other than the built-in one gives the base URL
+        and not (conf.get("SITE_RESOLVER") or app_resolver_path())
     ):
         errors.append(
             Warning(
@@ -58,8 +60,6 @@ def _namespace_errors() -> list[CheckMessage]:
     The app reads a non-dict as no settings at all, so it still runs on the
     defaults; a misspelt key would otherwise be ignored without a word.
     """
-    from django.conf import settings
-
     value = getattr(settings, "SITEMAPS_PLUS", None)
     if value is None:
         return []
@@ -88,19 +88,12 @@ def _namespace_errors() -> list[CheckMessage]:
     return messages
 
 
-def _has_site_resolver() -> bool:
-    """Whether a resolver other than the built-in one gives the base URL."""
-    return bool(conf.get("SITE_RESOLVER") or app_resolver_path())
-
-
 @register(Tags.caches)
 def check_serving_settings(
     app_configs: Sequence[Any] | None = None, **kwargs: Any
 ) -> list[CheckMessage]:
     """Cached serving, static builds and IndexNow settings (E011-E015, E018-E022, E024, E025):
     their rows of ``conf.SETTINGS`` and the checks across settings."""
-    from django.conf import settings
-
     errors: list[CheckMessage] = []
     get = conf.get
     if get("CACHE_ALIAS") not in settings.CACHES:
@@ -160,8 +153,6 @@ def _measured_sections() -> list[str]:
 
 
 def _cache_backend() -> str:
-    from django.conf import settings
-
     return str(settings.CACHES.get(conf.get("CACHE_ALIAS"), {}).get("BACKEND", ""))
 
 
@@ -293,8 +284,6 @@ def check_cache_timeouts(
     server that stopped answering (paused, swapping, a network partition);
     with one, the request takes the cache-down path and renders the file.
     """
-    from django.conf import settings
-
     if not conf.get("CACHE"):
         return []
     alias = conf.get("CACHE_ALIAS")

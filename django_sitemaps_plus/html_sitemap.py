@@ -33,6 +33,7 @@ from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.engine.lastmod import format_w3c, latest
 from django_sitemaps_plus.registry import site as registry
 from django_sitemaps_plus.sections import LastmodValue, PageInfo, Section
+from django_sitemaps_plus.serving.responses import close_iterator
 from django_sitemaps_plus.sites import SiteContext, site_context
 
 #: The app namespace of ``html_urls``.
@@ -178,9 +179,7 @@ def links(section: Section, site: SiteContext, info: PageInfo, start: int, size:
     try:
         return [_entry_link(entry) for entry in islice(entries, start, start + size)]
     finally:
-        close = getattr(entries, "close", None)
-        if close is not None:
-            close()
+        close_iterator(entries)
 
 
 def _backend() -> DjangoTemplates:

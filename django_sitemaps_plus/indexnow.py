@@ -20,7 +20,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.db import models, transaction
@@ -35,9 +35,6 @@ from django_sitemaps_plus.sections import ModelSection
 from django_sitemaps_plus.serving import locks, quiet
 from django_sitemaps_plus.signals import indexnow_queued
 from django_sitemaps_plus.sites import site_context
-
-if TYPE_CHECKING:
-    from django_sitemaps_plus.sections import ModelSection
 
 logger = logging.getLogger("django_sitemaps_plus.indexnow")
 
@@ -100,9 +97,15 @@ def pending(limit: int | None = None) -> list[str]:
     head, tail = _bounds(cache)
     if limit is not None:
         tail = min(tail, head + limit)
-    keys = [f"{PREFIX}:item:{n}" for n in range(head + 1, tail + 1)]
+    return _items(cache, head, tail)[1]
+
+
+def _items(cache: quiet.Guarded, head: int, last: int) -> tuple[list[str], list[str]]:
+    """The keys of the queue's items after ``head`` up to ``last``, and the
+    URLs the cache still holds of them."""
+    keys = [f"{PREFIX}:item:{n}" for n in range(head + 1, last + 1)]
     found = cache.get_many(keys)
-    return [str(found[k]) for k in keys if k in found]
+    return keys, [str(found[k]) for k in keys if k in found]
 
 
 @dataclass
@@ -152,7 +155,7 @@ def is_significant(
         return bool(hook(instance, created=created, deleted=deleted, **kwargs))
     if created or deleted:
         return True
-    own = [p.path for p in section.lastmod_spec.paths if "__" not in p.path]
+    own = _own_lastmod_fields(section)
     update_fields = kwargs.get("update_fields")
     if update_fields is not None:
         relevant = set(own) | set(section.url_kwargs.values())
@@ -177,15 +180,24 @@ def is_significant(
     return False
 
 
+def _own_lastmod_fields(section: ModelSection) -> list[str]:
+    return [p.path for p in section.lastmod_spec.paths if "__" not in p.path]
+
+
+def _sections_of(model: type[models.Model]) -> list[ModelSection]:
+    """The registered model sections listing ``model``'s rows."""
+    concrete = model._meta.concrete_model or model
+    return [
+        section
+        for section in site
+        if isinstance(section, ModelSection)
+        and (section.get_model()._meta.concrete_model or section.get_model()) is concrete
+    ]
+
+
 def remember_lastmod(sender: type[models.Model], instance: models.Model, **kwargs: Any) -> None:
     """pre_save: note the own lastmod values before ``save()`` stamps any."""
-    concrete = sender._meta.concrete_model or sender
-    names: set[str] = set()
-    for section in site:
-        if isinstance(section, ModelSection) and (
-            (section.get_model()._meta.concrete_model or section.get_model()) is concrete
-        ):
-            names.update(p.path for p in section.lastmod_spec.paths if "__" not in p.path)
+    names = {name for section in _sections_of(sender) for name in _own_lastmod_fields(section)}
     if names:
         instance.__dict__[BEFORE_ATTR] = {name: getattr(instance, name, None) for name in names}
 
@@ -213,12 +225,7 @@ def object_changed(
     """Queue ``instance``'s URL after commit, when the change is significant."""
     created = bool(kwargs.pop("created", False))
     kwargs.pop("signal", None)
-    concrete = sender._meta.concrete_model or sender
-    for section in site:
-        if not isinstance(section, ModelSection):
-            continue
-        if (section.get_model()._meta.concrete_model or section.get_model()) is not concrete:
-            continue
+    for section in _sections_of(sender):
         if not is_significant(section, instance, created=created, deleted=deleted, **kwargs):
             continue
         url = object_url(section, instance)
@@ -338,9 +345,7 @@ def submit_pending(
         head, tail = _bounds(cache)
         while head < tail:
             last = min(tail, head + batch_size)
-            keys = [f"{PREFIX}:item:{n}" for n in range(head + 1, last + 1)]
-            found = cache.get_many(keys)
-            urls = [str(found[k]) for k in keys if k in found]
+            keys, urls = _items(cache, head, last)
             by_host: dict[str, list[str]] = {}
             for url in dict.fromkeys(urls):
                 by_host.setdefault(urlsplit(url).netloc, []).append(url)

@@ -26,6 +26,7 @@ from django_sitemaps_plus.engine.lastmod import LastmodValue
 from django_sitemaps_plus.fetch import FetchError, SiteFetcher
 from django_sitemaps_plus.registry import site as registry
 from django_sitemaps_plus.sections import LastmodCounts, PageInfo, Section
+from django_sitemaps_plus.serving.responses import as_utc
 from django_sitemaps_plus.serving.storage import get_build_storage
 from django_sitemaps_plus.serving.versions import remember
 from django_sitemaps_plus.sites import SiteContext, site_context
@@ -58,7 +59,7 @@ class SectionRow:
     @property
     def newest(self) -> LastmodValue:
         dated = [f.lastmod for f in self.files if f.lastmod is not None]
-        return max(dated, key=_comparable) if dated else None
+        return max(dated, key=as_utc) if dated else None
 
     @property
     def oldest_day(self) -> dt.date | None:
@@ -90,13 +91,6 @@ class SectionRow:
         return lastmod_plot(self.counts) if self.counts is not None else ""
 
 
-def _comparable(value: LastmodValue) -> dt.datetime:
-    if isinstance(value, dt.datetime):
-        return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
-    assert value is not None
-    return dt.datetime.combine(value, dt.time.min, tzinfo=dt.timezone.utc)
-
-
 #: What a table shows for no time: an en dash.
 NO_TIME = "\N{EN DASH}"
 
@@ -125,8 +119,7 @@ def time_element(value: dt.date | dt.datetime | str | float | None) -> SafeStrin
         return format_html(
             '<time datetime="{}">{}</time>', value.isoformat(), formats.date_format(value)
         )
-    if timezone.is_naive(value):
-        value = value.replace(tzinfo=dt.timezone.utc)
+    value = as_utc(value)
     local = timezone.localtime(value)
     text = f"{formats.date_format(local, 'DATETIME_FORMAT')} {dateformat.format(local, 'T')}"
     return format_html('<time datetime="{0}" title="{0}">{1}</time>', value.isoformat(), text)

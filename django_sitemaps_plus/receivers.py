@@ -142,20 +142,6 @@ def _concrete(model: type[models.Model]) -> type[models.Model]:
     return model._meta.concrete_model or model
 
 
-def _wide_models(section: Any) -> set[type[models.Model]]:
-    """The models other than a model section's own whose change may touch
-    any of its rows: those it names in ``invalidated_by`` and those its
-    queryset joins (a category hiding its articles)."""
-    if not isinstance(section, ModelSection):
-        return set()
-    own = _concrete(section.get_model())
-    found = [
-        *getattr(section, "invalidated_by", ()),
-        *_queryset_models(section.site_queryset(None)),
-    ]
-    return {_concrete(m) for m in found} - {own}
-
-
 def _dependencies() -> tuple[
     dict[type[models.Model], set[str]], set[tuple[type[models.Model], str]]
 ]:
@@ -175,8 +161,14 @@ def _dependencies() -> tuple[
             unresolved.add(name)
         for target in found:
             deps.setdefault(_concrete(target), set()).add(name)
-        if complete:
-            wide.update((model, name) for model in _wide_models(section))
+        if isinstance(section, ModelSection):
+            # Models other than its own whose change may touch any of its
+            # rows: named in ``invalidated_by``, or joined by its queryset
+            # (a category hiding its articles).
+            own = _concrete(section.get_model())
+            joined = _queryset_models(section.site_queryset(None))
+            others = {_concrete(m) for m in [*getattr(section, "invalidated_by", ()), *joined]}
+            wide.update((model, name) for model in others - {own})
     _unresolved.clear()
     _unresolved.update(unresolved)
     # An incomplete answer is never kept: the next save asks again.
@@ -245,6 +237,18 @@ def _changed_keys(
     return section.changed_keys(model, instance)
 
 
+class _Pending:
+    """What a transaction invalidated: bumped again, and announced, once it commits."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.tokens: set[str] = set()
+
+    def __call__(self) -> None:
+        bump_tokens(self.tokens)
+        sitemaps_invalidated.send(sender=None, sections=sorted(self.names))
+
+
 def invalidate_after_commit(
     names: Iterable[str], using: str | None = None, tokens: Iterable[str] | None = None
 ) -> None:
@@ -263,28 +267,14 @@ def invalidate_after_commit(
         bump_tokens(bumped)
         sitemaps_invalidated.send(sender=None, sections=sorted(names))
         return
-    pending: tuple[set[str], set[str]] | None = getattr(connection, _PENDING_ATTR, None)
-    registered = pending is not None and any(
-        entry[1] is getattr(connection, _PENDING_ATTR + "_flush", None)
-        for entry in getattr(connection, "run_on_commit", ())
-    )
-    if pending is None or not registered:
-        pending = (set(), set())
-
-        def flush() -> None:
-            todo: tuple[set[str], set[str]] = getattr(connection, _PENDING_ATTR, None) or (
-                set(),
-                set(),
-            )
-            setattr(connection, _PENDING_ATTR, None)
-            bump_tokens(todo[1])
-            sitemaps_invalidated.send(sender=None, sections=sorted(todo[0]))
-
+    pending: _Pending | None = getattr(connection, _PENDING_ATTR, None)
+    # One flush per transaction; a savepoint rolled back drops it with its callbacks.
+    if pending is None or not any(entry[1] is pending for entry in connection.run_on_commit):
+        pending = _Pending()
         setattr(connection, _PENDING_ATTR, pending)
-        setattr(connection, _PENDING_ATTR + "_flush", flush)
-        transaction.on_commit(flush, using=using)
-    pending[0].update(names)
-    pending[1].update(bumped)
+        transaction.on_commit(pending, using=using)
+    pending.names.update(names)
+    pending.tokens.update(bumped)
     bump_tokens(bumped)  # no signal yet: the transaction may still roll back
 
 

@@ -10,6 +10,7 @@ when the method takes it.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from django.apps import apps
+from django.conf import settings
+from django.db import DatabaseError
 from django.http import HttpRequest
 from django.utils.module_loading import import_string
 
@@ -143,64 +146,31 @@ def _current_site(request: HttpRequest | None) -> Any:
     the shared cache stands in, so warm files are still served (its cache
     keys are the same: they use the site's primary key).
     """
-    from django.conf import settings
     from django.contrib.sites.models import Site
     from django.contrib.sites.shortcuts import get_current_site
-    from django.db import DatabaseError
 
     site_id = getattr(settings, "SITE_ID", None)
     if site_id is not None:
-        key = f"id:{site_id}"
+        key = f"sitemaps_plus:site:id:{site_id}"
     elif request is not None:
-        key = f"host:{request.get_host().lower()}"
+        key = f"sitemaps_plus:site:host:{request.get_host().lower()}"
     else:
         key = ""
+    kept = key and conf.CACHE
     try:
         site = get_current_site(request)
     except DatabaseError:
-        remembered = _remembered_site(key) if key else None
-        if remembered is None:
+        remembered = quiet.quietly(None, quiet.available(), "get", key) if kept else None
+        if not (isinstance(remembered, (list, tuple)) and len(remembered) == 3):
             raise
         pk, domain, name = remembered
-        return Site(pk=pk, domain=domain, name=name)
-    if (
-        key
-        and isinstance(site, Site)
-        and _remembered_sites.get(key)
-        != (
-            site.pk,
-            site.domain,
-            site.name,
-        )
-    ):
-        _remember_site(key, site)
+        return Site(pk=pk, domain=str(domain), name=str(name))
+    value = (getattr(site, "pk", None), site.domain, site.name)
+    if kept and isinstance(site, Site) and _remembered_sites.get(key) != value:
+        with contextlib.suppress(quiet.CacheDown):  # down too: nothing to remember it in
+            quiet.call(quiet.get_cache(), "set", key, value, timeout=None)
+            _remembered_sites[key] = value
     return site
-
-
-def _site_cache_key(key: str) -> str:
-    return f"sitemaps_plus:site:{key}"
-
-
-def _remember_site(key: str, site: Any) -> None:
-    if not conf.CACHE:
-        return
-
-    value = (site.pk, site.domain, site.name)
-    try:
-        quiet.call(quiet.get_cache(), "set", _site_cache_key(key), value, timeout=None)
-    except quiet.CacheDown:
-        return  # the cache is down too: nothing to remember it in
-    _remembered_sites[key] = value
-
-
-def _remembered_site(key: str) -> tuple[Any, str, str] | None:
-    if not conf.CACHE:
-        return None
-
-    value = quiet.quietly(None, quiet.available(), "get", _site_cache_key(key))
-    if isinstance(value, (list, tuple)) and len(value) == 3:
-        return (value[0], str(value[1]), str(value[2]))
-    return None
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -341,12 +341,9 @@ def _text(request: HttpRequest) -> Served:
         if not _fits_one_text_file(pages):
             raise Http404("Too many URLs for one text sitemap; use the per-section .txt files.")
 
-        def body() -> Iterator[bytes]:
-            return xml.stream_text(_first_or_404(_once_each(pages, site)))
-
         return Prepared(
             latest_of_all([p.lastmod for _, p in pages]),
-            body,
+            lambda: xml.stream_text(_first_or_404(_once_each(pages, site))),
             _earliest(s.page_expires_at(p, site) for s, p in pages),
         )
 

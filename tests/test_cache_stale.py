@@ -333,13 +333,13 @@ def test_the_render_does_not_hold_the_previous_versions_body(saved, monkeypatch)
     renders the new version drops it first, rather than holding a file's
     bytes through its render."""
     held_during_render: list[object] = []
-    real = entries.Render.__init__
+    real = entries.render
 
-    def init(self: Any, cache: Any, where: Any, *args: Any) -> None:
+    def render(cache: Any, where: Any, *args: Any) -> Any:
         held_during_render.append(where.prefetched)
-        real(self, cache, where, *args)
+        return real(cache, where, *args)
 
-    monkeypatch.setattr(entries.Render, "__init__", init)
+    monkeypatch.setattr(entries, "render", render)
     assert cache_lookup(FILE).prefetched  # the previous body, read with the lookup
     response, body = fetch(FILE, HTTP_ACCEPT_ENCODING="gzip")
     assert response.status_code == 200 and NEW_LOC.encode() in gzip.decompress(body)

@@ -35,7 +35,7 @@ from django.urls import NoReverseMatch, reverse
 
 from django_sitemaps_plus import names
 from django_sitemaps_plus.engine import xml
-from django_sitemaps_plus.serving.responses import Measured, gzip_chunks
+from django_sitemaps_plus.serving.responses import Measured, as_utc, gzip_chunks
 from django_sitemaps_plus.serving.storage import (
     COPY_CHUNK,
     read_bytes,
@@ -174,7 +174,7 @@ def _lastmod_value(text: str | None) -> dt.datetime | None:
         value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+    return as_utc(value)
 
 
 def write_interim_index(

@@ -1,29 +1,13 @@
 """Cached serving: every sitemap file rendered at most once per change.
 
-How it works (docs/caching.md):
+A file's metadata key hashes the site (scheme and host) and the request
+path; its entry records the *stamp* it was rendered under: the version
+tokens of the sections it shows (``versions``), or for a model section's
+file its settings, key range and the tokens of the blocks in that range
+(``BlockScope``). A cold file is rendered into the cache (``entries``,
+gzip and responses: ``responses``) and answered from the stored entry like
+a hit. docs/caching.md.
 
-- **Version keys** (``versions``). A file's metadata key hashes the site
-  (scheme and host) and the request path; the metadata records the *stamp*
-  (a hash of the version tokens of the sections the file shows: a section
-  file its section, the index and ``sitemap.txt`` all of them) it was
-  rendered under, and the body chunks are keyed by that stamp.
-  ``invalidate()`` replaces tokens, so every process sharing the cache stops
-  using the old entries at once; nothing is ever deleted or cleared.
-- **A model section's file is keyed by what it holds** (``BlockScope``):
-  its stamp is the section's settings, its key range in the kept layout and
-  the tokens of the key blocks in that range (``range_tokens``). A save
-  bumps the tokens of its row's block (``block_tokens``) and the section's
-  own token, which the index and ``sitemap.txt`` show: one save makes one
-  file cold. ``invalidate()`` bumps every file's (``files_token``).
-- **Stored compressed** (the gzip stream and the responses: ``responses``).
-  A file is rendered once, gzip-compressed while it
-  streams, and stored in chunks of at most ``entries.CHUNK_BYTES`` (Memcached's item
-  limit is 1 MB) with a small metadata entry: strong ETag (SHA-256 of the
-  uncompressed bytes), Last-Modified, sizes. Clients that accept gzip get the
-  stored bytes; others get them decompressed on the fly. A cold file is
-  rendered into the cache (``entries.Render``) and answered from the stored entry
-  like a hit; the metadata is written only once the render has ended, so a
-  render stopped midway stores nothing.
 - **One sync flow.** ``serve`` calls the cache directly (through ``quiet``),
   in the view's thread: the request's own under WSGI, the thread Django runs
   a sync view in under ASGI. Only a streamed body is sent through an async
@@ -54,7 +38,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from django.core.cache import BaseCache
 from django.core.handlers.asgi import ASGIRequest
@@ -77,7 +61,6 @@ from django_sitemaps_plus.serving.versions import (
     ALL,
     KEY_PREFIX,
     files_token,
-    invalidate,
     range_tokens,
     version_key,
     versions_of,
@@ -89,13 +72,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("django_sitemaps_plus")
 
-__all__ = ["Prepared", "Source", "invalidate", "serve"]
+__all__ = ["Prepared", "Source", "serve"]
 
 #: A cached file up to this size is sent to a client without gzip as a plain
 #: ``HttpResponse`` (decompressed whole); larger ones are streamed.
 IN_MEMORY_BYTES = 1024 * 1024
-
-T = TypeVar("T")
 
 
 @dataclass
@@ -244,9 +225,6 @@ def _scoped_lookup(
     if chunk_keys:
         where.prefetched = {key: read[key] for key in chunk_keys if key in read}
     return where
-
-
-# Rendering into the cache ------------------------------------------------------
 
 
 # Responses -----------------------------------------------------------------
@@ -466,7 +444,7 @@ def _render(
             request.path,
             conf.CACHE_LOCK_WAIT,
         )
-    entry, data = entries.Render(cache, where, prepared, fingerprint).whole()
+    entry, data = entries.render(cache, where, prepared, fingerprint)
     return _entry_response(request, entry, source.content_type, _answer(request, entry), data)
 
 

@@ -1,6 +1,6 @@
 """A cached file's entry: its metadata (``Entry``, stored as a dict) and
 its gzip body in pieces of ``CHUNK_BYTES``, written by one render
-(``Render``) and read back whole (``cached_body``). docs/caching.md.
+(``render``) and read back whole (``cached_body``). docs/caching.md.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import datetime as dt
 import logging
 import math
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,10 +18,10 @@ from django.utils import timezone
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.serving import quiet
 from django_sitemaps_plus.serving.responses import (
-    Gzip,
     Measured,
     Prepared,
     close_iterator,
+    gzip_chunks,
     timestamp,
 )
 from django_sitemaps_plus.serving.versions import KEY_PREFIX, new_token
@@ -100,117 +99,49 @@ def entry_timeout(expires_at: dt.datetime | None) -> int | None:
     return timeout
 
 
-class Render:
-    """One render of a cold file into the cache.
-    Iterating it renders the file: each step is the gzip output of a chunk
-    of the body, and the compressed bytes go to the cache in pieces of
-    ``CHUNK_BYTES`` as they fill. The metadata is stored only once the body
-    has ended, so a render that fails midway leaves no entry: its pieces are
-    keyed by this render alone and never read. ``entry`` is set at the end.
-    """
-
-    def __init__(
-        self, cache: BaseCache, where: Lookup, prepared: Prepared, fingerprint: str | None
-    ) -> None:
-        self.cache = cache
-        self.where = where
-        self.prepared = prepared
-        self.fingerprint = fingerprint
-        self.render_id = new_token()
-        self.timeout = entry_timeout(prepared.expires_at)
-        self.storing = True
-        self.entry: Entry | None = None
-
-    def __iter__(self) -> Iterator[bytes]:
-        body = self.prepared.body()
-        measured = Measured(body)
-        packer = Gzip()
-        pending = bytearray()
-        pieces = gzip_size = 0
-        try:
-            for chunk in measured:
-                packed = packer.compress(chunk)
-                gzip_size += len(packed)
-                pending += packed
-                while len(pending) >= CHUNK_BYTES:
-                    self._store_piece(pieces, bytes(pending[:CHUNK_BYTES]))
-                    del pending[:CHUNK_BYTES]
-                    pieces += 1
-                yield packed
-            tail = packer.finish()
-            gzip_size += len(tail)
-            pending += tail
-            yield tail
-        finally:
-            close_iterator(body)
-        self.entry = self._finish(measured, gzip_size, pieces, bytes(pending))
-
-    def _key(self, index: int) -> str:
-        return f"{self.where.body_key}:{self.render_id}:{index}"
-
-    def _store_piece(self, index: int, piece: bytes) -> None:
-        if not self.storing:
-            return
-        try:
-            quiet.call(self.cache, "set", self._key(index), piece, timeout=self.timeout)
-        except quiet.CacheDown:
-            self.storing = False
-
-    def _finish(self, measured: Measured, gzip_size: int, pieces: int, last: bytes) -> Entry:
-        etag = measured.hexdigest()[:32]
+def render(
+    cache: BaseCache, where: Lookup, prepared: Prepared, fingerprint: str | None
+) -> tuple[Entry, bytes]:
+    """Render a cold file into the cache: its entry and its gzip body. The
+    body goes to the cache in pieces of ``CHUNK_BYTES`` keyed by this render
+    alone, the metadata last, so a render that fails midway (or a piece the
+    cache refuses) leaves no entry that a reader could take."""
+    body = prepared.body()
+    measured = Measured(body)
+    try:
+        data = b"".join(gzip_chunks(measured))
+    finally:
+        close_iterator(body)
+    render_id = new_token()
+    timeout = entry_timeout(prepared.expires_at)
+    chunks = max(1, math.ceil(len(data) / CHUNK_BYTES))
+    entry = Entry(
+        measured.hexdigest()[:32],
         # No lastmod (some URL has none): no Last-Modified, as without the
         # cache and in contrib; the ETag still answers conditional requests.
-        lastmod = timestamp(self.prepared.lastmod)
-        entry = self._entry(etag, lastmod, measured, gzip_size, pieces, last)
-        chunks = entry.chunks
-        if not self.storing:
-            return entry
-        try:
-            rest = {self._key(pieces): last} if chunks > pieces else {}
-            failed = quiet.call(self.cache, "set_many", rest, timeout=self.timeout) if rest else []
-            if not failed:
-                # The metadata last: a reader that finds it finds the chunks;
-                # its stamp and ``expires`` tell when it is stale.
-                quiet.call(
-                    self.cache, "set", self.where.meta_key, asdict(entry), timeout=self.timeout
-                )
-            else:
-                logger.warning(
-                    "Sitemap cache refused %s chunks of %s", len(failed), self.where.body_key
-                )
-        except quiet.CacheDown:
-            pass  # logged by the breaker when it opened
-        return entry
-
-    def _entry(
-        self,
-        etag: str,
-        last_modified: int | None,
-        measured: Measured,
-        gzip_size: int,
-        pieces: int,
-        last: bytes,
-    ) -> Entry:
-        chunks = pieces + 1 if last or not pieces else pieces
-        expires = None if self.timeout is None else time.time() + self.timeout
-        return Entry(
-            etag,
-            last_modified,
-            measured.size,
-            gzip_size,
-            chunks,
-            self.fingerprint,
-            self.where.stamp,
-            expires,
-            self.render_id,
-            self.where.as_of,
-        )
-
-    def whole(self) -> tuple[Entry, bytes]:
-        """Render to the end: the entry and the compressed body."""
-        data = b"".join(self)
-        assert self.entry is not None
-        return self.entry, data
+        timestamp(prepared.lastmod),
+        measured.size,
+        len(data),
+        chunks,
+        fingerprint,
+        where.stamp,
+        None if timeout is None else time.time() + timeout,
+        render_id,
+        where.as_of,
+    )
+    keys = [f"{where.body_key}:{render_id}:{index}" for index in range(chunks)]
+    try:
+        for index, key in enumerate(keys[:-1]):
+            piece = data[index * CHUNK_BYTES : (index + 1) * CHUNK_BYTES]
+            quiet.call(cache, "set", key, piece, timeout=timeout)
+        last = {keys[-1]: data[(chunks - 1) * CHUNK_BYTES :]}
+        if failed := quiet.call(cache, "set_many", last, timeout=timeout):
+            logger.warning("Sitemap cache refused %s chunks of %s", len(failed), where.body_key)
+        else:
+            quiet.call(cache, "set", where.meta_key, asdict(entry), timeout=timeout)
+    except quiet.CacheDown:
+        pass  # logged by the breaker when it opened
+    return entry, data
 
 
 def chunk_keys(meta_key: str, entry: Entry) -> list[str]:

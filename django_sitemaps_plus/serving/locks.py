@@ -2,13 +2,12 @@
 
 Used for a cold file's render (``cache``), a build to a storage that is
 not a file system (``build``) and an IndexNow submission run
-(``indexnow``). ``take`` is ``cache.add`` (one
-process wins; the key expires after ``timeout`` seconds, so a holder that
-dies frees it), ``release`` deletes the key only while it still holds this
-lock's token (never one that expired and was taken again), ``renew`` pushes
-the expiry back, ``wait`` polls until the holder is gone, ``wait_or_take``
-until it has left what the waiter wants or the lock is free to take, up to
-``CACHE_LOCK_WAIT``.
+(``indexnow``). ``take`` is ``cache.add`` (one process wins; the key
+expires after ``timeout`` seconds, so a holder that dies frees it),
+``release`` deletes the key only while it still holds this lock's token
+(never one that expired and was taken again), ``renew`` pushes the expiry
+back, ``wait_or_take`` polls until the holder has left what the waiter
+wants or the lock is free to take, up to ``CACHE_LOCK_WAIT``.
 
 Every call goes through the breaker (``quiet``): while the cache is down, no
 lock is taken in it, and ``LocalLock`` serialises a process's renders of one
@@ -60,10 +59,6 @@ class Lock:
         """Whether this holder took the lock (raises ``quiet.CacheDown``)."""
         return bool(quiet.call(self.cache, "add", self.key, self.token, timeout=self.timeout))
 
-    def held(self) -> bool:
-        """Whether anyone holds the lock (raises ``quiet.CacheDown``)."""
-        return quiet.call(self.cache, "get", self.key) is not None
-
     def release(self) -> None:
         """Free the lock if this holder still holds it; a cache that is down
         frees it by its expiry. Asked even while the breaker is open (another
@@ -91,7 +86,7 @@ class Lock:
         would look like one that gave up). Raises ``quiet.CacheDown``."""
         for delay in poll_delays():
             time.sleep(delay)
-            held = self.held()
+            held = quiet.call(self.cache, "get", self.key) is not None
             found = ready()
             if found is not None:
                 return False, found

@@ -130,10 +130,6 @@ def failed(error: BaseException) -> None:
         _breaker.failed(error)
 
 
-def _refused() -> CacheDown:
-    return CacheDown("the sitemap cache failed less than CACHE_BREAKER_SECONDS ago")
-
-
 def call(
     cache: BaseCache,
     method: str,
@@ -146,7 +142,7 @@ def call(
     ``passing``: errors the method raises as an answer, not as a failure
     (``incr`` of a missing key raises ``ValueError``), raised as they are."""
     if not _breaker.allows():
-        raise _refused()
+        raise CacheDown("the sitemap cache failed less than CACHE_BREAKER_SECONDS ago")
     try:
         try:
             result = getattr(cache, method)(*args, **kwargs)

@@ -70,44 +70,26 @@ class Measured:
         return self.digest.hexdigest()
 
 
-class Gzip:
-    """gzip at ``GZIP_LEVEL``, with one sync flush after the first
-    ``FLUSH_AT_BYTES`` of input. The flush is at that input offset whatever
-    the chunking, so equal content gives equal bytes (the cache's and
-    ``build``'s)."""
-
-    def __init__(self) -> None:
-        # wbits=31: a gzip container with mtime 0.
-        self.compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
-        self.before_flush = FLUSH_AT_BYTES
-
-    def compress(self, chunk: bytes) -> bytes:
-        if 0 < self.before_flush <= len(chunk):
-            head, chunk = chunk[: self.before_flush], chunk[self.before_flush :]
-            self.before_flush = 0
-            flushed = self.compressor.compress(head) + self.compressor.flush(zlib.Z_SYNC_FLUSH)
-            return flushed + self.compressor.compress(chunk)
-        self.before_flush = max(0, self.before_flush - len(chunk))
-        return self.compressor.compress(chunk)
-
-    def finish(self) -> bytes:
-        return self.compressor.flush()
-
-
 def gzip_chunks(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """gzip ``chunks`` as they stream (also used by ``build``)."""
-    packer = Gzip()
+    """gzip ``chunks`` as they stream, at ``GZIP_LEVEL``, with one sync flush
+    after the first ``FLUSH_AT_BYTES`` of input. The flush is at that input
+    offset whatever the chunking, so equal content gives equal bytes (the
+    cache's and ``build``'s)."""
+    # wbits=31: a gzip container with mtime 0.
+    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
+    before_flush = FLUSH_AT_BYTES
     for chunk in chunks:
-        if out := packer.compress(chunk):
+        if 0 < before_flush <= len(chunk):
+            head, chunk = chunk[:before_flush], chunk[before_flush:]
+            before_flush = 0
+            out = compressor.compress(head) + compressor.flush(zlib.Z_SYNC_FLUSH)
+            out += compressor.compress(chunk)
+        else:
+            before_flush = max(0, before_flush - len(chunk))
+            out = compressor.compress(chunk)
+        if out:
             yield out
-    yield packer.finish()
-
-
-def compress(chunks: Iterable[bytes]) -> tuple[bytes, str, int]:
-    """gzip bytes, SHA-256 hex of the uncompressed bytes, uncompressed size."""
-    measured = Measured(chunks)
-    data = b"".join(gzip_chunks(measured))
-    return data, measured.hexdigest(), measured.size
+    yield compressor.flush()
 
 
 _GZIP_RE = re.compile(r"(?:^|,)\s*(gzip|\*)\s*(?:;\s*q\s*=\s*([0-9.]+))?\s*(?=,|$)", re.I)
@@ -185,7 +167,7 @@ def streaming_response(
     return StreamingHttpResponse(chunks, content_type=content_type)
 
 
-def close_iterator(iterator: Iterator[bytes]) -> None:
+def close_iterator(iterator: object) -> None:
     close = getattr(iterator, "close", None)
     if close is not None:
         close()
@@ -270,10 +252,15 @@ def is_conditional(request: HttpRequest) -> bool:
     return any(header in request.META for header in _CONDITIONAL_HEADERS)
 
 
-def timestamp(value: LastmodValue) -> int | None:
-    """Seconds since the epoch of a lastmod (a date counts as midnight UTC)."""
-    if value is None:
-        return None
+def as_utc(value: dt.date | dt.datetime) -> dt.datetime:
+    """A lastmod as an aware datetime: a naive one is UTC, a date midnight
+    UTC (as a file's W3C text reads). Not ``engine.lastmod.to_utc``, which
+    reads a naive value from the database as local time (``USE_TZ`` off)."""
     if not isinstance(value, dt.datetime):
-        value = dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc)
-    return calendar.timegm(value.utctimetuple())
+        return dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc)
+    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+
+
+def timestamp(value: LastmodValue) -> int | None:
+    """Seconds since the epoch of a lastmod (``as_utc``)."""
+    return None if value is None else calendar.timegm(as_utc(value).utctimetuple())

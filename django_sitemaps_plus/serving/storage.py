@@ -29,7 +29,8 @@ from typing import IO, Any, cast
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.files import File
-from django.core.files.storage import FileSystemStorage, Storage
+from django.core.files.storage import FileSystemStorage, Storage, storages
+from django.core.handlers.asgi import ASGIRequest
 from django.http import (
     FileResponse,
     Http404,
@@ -54,8 +55,6 @@ def get_build_storage(alias: str | None = None, directory: str | None = None) ->
     """The storage builds write to and ``SERVE_BUILT`` reads from."""
     alias = alias or conf.BUILD_STORAGE
     if alias:
-        from django.core.files.storage import storages
-
         return storages[alias]
     directory = directory or conf.BUILD_DIR
     if not directory:
@@ -175,8 +174,6 @@ def _read_chunks(handle: IO[bytes]) -> Iterator[bytes]:
 
 def serve_built(request: HttpRequest, name: str, content_type: str) -> HttpResponseBase:
     """A built file, streamed from the storage or by redirect to its URL."""
-    from django.core.handlers.asgi import ASGIRequest
-
     storage = get_build_storage()
     path = storage_name(name)
     if conf.SERVE_BUILT == "redirect":

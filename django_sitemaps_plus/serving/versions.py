@@ -14,7 +14,6 @@ its kept block figures find the blocks a save moved through the same tokens
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -91,8 +90,8 @@ def bump_tokens(tokens: Iterable[str]) -> None:
     if not tokens:
         return
     new = {version_key(name): new_token() for name in tokens}
-    with contextlib.suppress(quiet.CacheDown):  # logged; the files expire by CACHE_TIMEOUT
-        quiet.call(quiet.get_cache(), "set_many", new, timeout=None)
+    # A cache that is down: logged; the files expire by CACHE_TIMEOUT.
+    quiet.quietly(None, quiet.available(), "set_many", new, timeout=None)
 
 
 # Per-block tokens ----------------------------------------------------------------
@@ -279,8 +278,7 @@ def remember(
         stamp = "\n".join([site.cache_key, what, *(f"{n}={v}" for n, v in zip(names, versions))])
         key = f"{KEY_PREFIX}:r:{hashlib.sha256(stamp.encode()).hexdigest()[:40]}"
         held = quiet.call(cache, "get", key)
-    except Exception as error:
-        quiet.failed(error)
+    except quiet.CacheDown:
         return compute()
     if isinstance(held, tuple) and len(held) == 1:
         return cast(T, held[0])

@@ -8,11 +8,9 @@ admin overview's templates).
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from django import template
-from django.utils.safestring import SafeString
 
 from django_sitemaps_plus import html_sitemap
 from django_sitemaps_plus.html_sitemap import display_url
@@ -37,14 +35,7 @@ def sitemap_sections(context: dict[str, Any]) -> dict[str, Any]:
     return {"sitemap_sections": html_sitemap.summaries(request, site_context(request))}
 
 
-@register.filter
-def sitemap_time(value: dt.date | dt.datetime | str | float | None) -> SafeString:
-    """``<time datetime="ISO">`` around the value in the locale's format, in
-    the current time zone (``overview.time_element``)."""
-    return time_element(value)
-
-
-@register.filter
-def sitemap_iri(value: str) -> str:
-    """A URL for people: percent-decoded UTF-8, a punycode host in Unicode."""
-    return display_url(value)
+# A time and a location for people (``overview.time_element``,
+# ``html_sitemap.display_url``).
+register.filter("sitemap_time", time_element)
+register.filter("sitemap_iri", display_url)
