@@ -86,7 +86,7 @@ def _record_worker_peaks(directory: Path) -> None:
     """Have each forked worker write its peak RSS after each of its jobs
     (``<directory>/<pid>``: its RSS when it took its first job, and its
     VmHWM so far, the last written being its peak)."""
-    from django_sitemaps_plus import workers
+    from django_sitemaps_plus.build import workers
 
     original = workers._run_inherited
     started: dict[int, int] = {}

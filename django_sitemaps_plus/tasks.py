@@ -25,8 +25,8 @@ from django_sitemaps_plus.build import (
     make_plan,
     unfinished_jobs,
 )
+from django_sitemaps_plus.build.enqueued import finish_enqueued, run_enqueued_job
 from django_sitemaps_plus.conf import conf, get_cache
-from django_sitemaps_plus.enqueued import finish_enqueued, run_enqueued_job
 from django_sitemaps_plus.serving import quiet
 from django_sitemaps_plus.serving.storage import get_build_storage
 from django_sitemaps_plus.sites import SiteContext, site_context

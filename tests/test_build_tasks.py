@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from django_sitemaps_plus import enqueued, register, tasks
-from django_sitemaps_plus.build import PLAN_DIR, jobs_counter_key, load_plan
+from django_sitemaps_plus import register, tasks
+from django_sitemaps_plus.build import PLAN_DIR, enqueued, jobs_counter_key, load_plan
 from django_sitemaps_plus.conf import get_cache
 from django_sitemaps_plus.serving.storage import get_build_storage
 from tests.test_build_concurrency import start_holder

@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 from django.core.files.storage import Storage
 
-from django_sitemaps_plus import workers
+from django_sitemaps_plus.build import workers
 from django_sitemaps_plus.build.files import INDEX_NAME, BuildResult
-from django_sitemaps_plus.build.jobs import BuildFailed, finish, run_job, unfinished_jobs
+from django_sitemaps_plus.build.jobs import BuildFailed, finish, unfinished_jobs
 from django_sitemaps_plus.build.lock import build_lock
 from django_sitemaps_plus.build.plan import FileJob, make_plan
 from django_sitemaps_plus.conf import conf
@@ -87,7 +87,7 @@ def _build(
     done = (len(plan.jobs) - len(todo)) * per_job
     failed: list[FileJob] = []
     errors: list[BaseException] = []
-    for job, record, error in workers.run_jobs(run_job, storage, plan, todo, renew, jobs, site):
+    for job, record, error in workers.run_jobs(storage, plan, todo, renew, jobs, site):
         if error is not None:
             failed.append(job)
             errors.append(error)

@@ -33,18 +33,14 @@ from django.core.cache.backends.memcached import BaseMemcachedCache
 from django.core.cache.backends.redis import RedisCache
 from django.core.files.storage import Storage
 
-from django_sitemaps_plus.build import (
-    CACHE_LOCK_SECONDS,
-    BuildFailed,
+from django_sitemaps_plus.build.jobs import BuildFailed, finish, run_job
+from django_sitemaps_plus.build.lock import CACHE_LOCK_SECONDS, BuildRunning, build_lock
+from django_sitemaps_plus.build.plan import (
     BuildPlan,
-    BuildRunning,
     FileJob,
-    build_lock,
     current_generation,
-    finish,
     jobs_counter_key,
     load_plan,
-    run_job,
 )
 from django_sitemaps_plus.conf import get_cache
 from django_sitemaps_plus.serving import quiet

@@ -24,15 +24,11 @@ from typing import Any
 from django.core.files.storage import Storage
 
 from django_sitemaps_plus import names
-from django_sitemaps_plus.build import (
-    CACHE_LOCK_SECONDS,
-    MANIFEST_NAME,
-    BuildPlan,
-    Progress,
-    last_build_key,
-    load_plan,
-)
-from django_sitemaps_plus.build.plan import plan_name, workers_counting
+from django_sitemaps_plus.build.files import MANIFEST_NAME
+from django_sitemaps_plus.build.jobs import last_build_key
+from django_sitemaps_plus.build.lock import CACHE_LOCK_SECONDS
+from django_sitemaps_plus.build.plan import BuildPlan, load_plan, plan_name, workers_counting
+from django_sitemaps_plus.build.run import Progress
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.serving import quiet
 from django_sitemaps_plus.serving.storage import read_bytes, storage_name
