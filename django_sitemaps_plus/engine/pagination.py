@@ -54,6 +54,7 @@ from typing import Final
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.engine import xml
+from django_sitemaps_plus.engine.blocks import block_of
 from django_sitemaps_plus.engine.lastmod import LastmodValue, file_lastmod, latest, to_utc
 
 logger = logging.getLogger("django_sitemaps_plus")
@@ -253,7 +254,7 @@ def pieces(
     newest: str | None = None
     undated = False
     for key, row_urls, row_bytes, lastmod in rows:
-        row_block = 1 if key <= width else (key - 1) // width + 1
+        row_block = block_of(key, width)
         # Rows of one key (a page's several URLs) stay in one piece.
         if (
             block is not None
