@@ -145,7 +145,8 @@ def build_child(options: dict[str, Any]) -> dict[str, Any]:
         seconds = time.perf_counter() - started
     if options.get("workers_write_index"):
         # Task workers elsewhere build the files; the last writes the index.
-        from django_sitemaps_plus.build import INDEX_NAME, PLAN_DIR
+        from django_sitemaps_plus.build.files import INDEX_NAME
+        from django_sitemaps_plus.build.plan import PLAN_DIR
 
         while not (folder / INDEX_NAME).exists() or (folder / PLAN_DIR).exists():
             time.sleep(0.02)

@@ -26,15 +26,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from django_sitemaps_plus.build import (
-    MANIFEST_NAME,
-    PLAN_DIR,
-    BuildFailed,
-    BuildRunning,
-    build,
-    build_lock,
-)
+from django_sitemaps_plus.build import BuildFailed, BuildRunning, build
 from django_sitemaps_plus.build import status as build_status
+from django_sitemaps_plus.build.files import MANIFEST_NAME
+from django_sitemaps_plus.build.lock import build_lock
+from django_sitemaps_plus.build.plan import PLAN_DIR
 from django_sitemaps_plus.serving.storage import TEST_KILL_ENV, get_build_storage
 from tests.test_build_jobs import pages, report  # noqa: F401 (pages: a fixture)
 from tests.testapp.models import Article

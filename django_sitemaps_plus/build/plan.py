@@ -205,7 +205,7 @@ def _fingerprints(site: SiteContext, *context: object) -> Callable[[Any, Any], s
         name = section.get_name()
         if name not in kept:
             kept[name] = (
-                kept_figures.block_figures(section, site, section.block_width())
+                kept_figures.read(section, site, section.block_width()).figures
                 if kept_figures.keeps(section)
                 else None
             )

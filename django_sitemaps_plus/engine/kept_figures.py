@@ -123,13 +123,6 @@ def figures_key(section: ModelSection, site: SiteContext, width: int) -> str:
     )
 
 
-def block_figures(
-    section: ModelSection, site: SiteContext, width: int
-) -> dict[int, blocks.BlockFigures]:
-    """Each non-empty block's figures (``read``)."""
-    return read(section, site, width).figures
-
-
 def read(section: ModelSection, site: SiteContext, width: int) -> Reading:
     """Each non-empty block's figures: the kept ones, read again where a
     save moved them, or all of them read now (none kept, a token of the

@@ -212,15 +212,10 @@ class Command(BaseCommand):
             )
         except BuildRunning as exc:
             raise CommandError(f"{exc} Nothing was written.", returncode=3) from exc
-        except BuildFailed as exc:
-            where = " (database)" if isinstance(exc.__cause__, DatabaseError) else ""
+        except (BuildFailed, ValueError, OSError, ImproperlyConfigured, DatabaseError) as exc:
+            cause = exc.__cause__ if isinstance(exc, BuildFailed) else exc
+            where = " (database)" if isinstance(cause, DatabaseError) else ""
             raise CommandError(f"Build failed{where}, previous files left intact: {exc}") from exc
-        except (ValueError, OSError, ImproperlyConfigured) as exc:
-            raise CommandError(f"Build failed, previous files left intact: {exc}") from exc
-        except DatabaseError as exc:
-            raise CommandError(
-                f"Build failed (database), previous files left intact: {exc}"
-            ) from exc
         finally:
             line.finish()
         self._report(result, options, quiet)
