@@ -23,7 +23,6 @@ The storage travels to the workers as its ``STORAGES`` alias or folder
 
 from __future__ import annotations
 
-import contextlib
 import time
 from typing import Any
 
@@ -69,8 +68,7 @@ def run_enqueued_job(
     def renew() -> None:
         # Keeps the build counted as running; a cache that is down lets it
         # expire (the records, in the storage, still say what is done).
-        with contextlib.suppress(quiet.CacheDown):
-            quiet.call(cache, "touch", key, CACHE_LOCK_SECONDS)
+        quiet.quietly(None, cache, "touch", key, CACHE_LOCK_SECONDS)
 
     record = run_job(storage, header, file_job, renew=renew)
     try:
@@ -113,8 +111,7 @@ def finish_enqueued(storage: Storage, prefix: str, generation: str) -> bool:
                     finish(storage, plan)
                 except BuildFailed:
                     return False  # a job still runs: the last one writes it
-                with contextlib.suppress(quiet.CacheDown):
-                    quiet.call(get_cache(), "delete", jobs_counter_key(plan))
+                quiet.quietly(None, quiet.available(), "delete", jobs_counter_key(plan))
                 return True
         except BuildRunning:
             if attempt + 1 == FINISH_ATTEMPTS:

@@ -242,7 +242,15 @@ def make_plan(
     storage. Resumes the plan of a build that failed or was killed: its
     finished jobs whose files are still the ones planned are not run again."""
     pending = load_plan(storage, prefix)
-    if pending is not None and pending.enqueued and enqueued_running(pending):
+    running = workers_counting(pending) if pending is not None and pending.enqueued else False
+    if pending is not None and running is None:
+        # Unknown: the count lives in the cache. The new build takes the plan
+        # over (a task of the old one then finds itself superseded and stops).
+        logger.warning(
+            "Sitemap cache unavailable: enqueued build %s taken over as not running",
+            pending.generation,
+        )
+    elif pending is not None and running:
         raise BuildRunning(
             "An enqueued build of this storage is still running on task workers "
             f"(plan {pending.generation}; it counts as running until "
@@ -331,20 +339,6 @@ def workers_counting(plan: BuildPlan) -> bool | None:
         return quiet.call(quiet.get_cache(), "get", jobs_counter_key(plan)) is not None
     except quiet.CacheDown:
         return None
-
-
-def enqueued_running(plan: BuildPlan) -> bool:
-    """Whether the task workers of an enqueued plan still work on it."""
-    counting = workers_counting(plan)
-    if counting is None:
-        # Unknown: the count lives in the cache. The new build takes the plan
-        # over (a task of the old one then finds itself superseded and stops).
-        logger.warning(
-            "Sitemap cache unavailable: enqueued build %s taken over as not running",
-            plan.generation,
-        )
-        return False
-    return counting
 
 
 def discard_plan(storage: Storage, plan: BuildPlan) -> None:

@@ -146,10 +146,7 @@ def last_build(storage: Storage, prefix: str | None = None) -> dict[str, Any]:
         and match["ext"] == "xml"
         and isinstance(info, dict)
     ]
-    try:
-        summary = quiet.call(quiet.get_cache(), "get", last_build_key(storage, prefix))
-    except quiet.CacheDown:
-        summary = None
+    summary = quiet.quietly(None, quiet.available(), "get", last_build_key(storage, prefix))
     return {
         "found": True,
         "files": len(files),
