@@ -15,7 +15,7 @@ import json
 import logging
 import shutil
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -179,41 +179,6 @@ def load_plan(storage: Storage, prefix: str | None = None) -> BuildPlan | None:
         return None
 
 
-def _key_range(page: Any) -> dict[str, Any]:
-    span = page.prepared
-    if isinstance(span, pagination.Span):
-        return {"after": span.after, "last": span.last, "keyed": True}
-    return {}
-
-
-def _fingerprints(site: SiteContext, *context: object) -> Callable[[Any, Any], str | None]:
-    """Each file's fingerprint (``layout.file_fingerprint``), or None for a
-    file of a section that is not a model section keyed by blocks: it is
-    rendered on every build. A section whose block figures are kept reads
-    them once (``kept_figures``: the layout just brought them up to date),
-    and its files' figures are summed from them, with no row read."""
-    kept: dict[str, Mapping[int, BlockFigures] | None] = {}
-
-    def fingerprint(section: Any, page: Any) -> str | None:
-        span = page.prepared
-        if not (
-            isinstance(section, ModelSection)
-            and section.files_keyed_by_blocks()
-            and isinstance(span, pagination.Span)
-        ):
-            return None
-        name = section.get_name()
-        if name not in kept:
-            kept[name] = (
-                kept_figures.read(section, site, section.block_width()).figures
-                if kept_figures.keeps(section)
-                else None
-            )
-        return layout.file_fingerprint(section, span, site, *context, kept=kept[name])
-
-    return fingerprint
-
-
 def _stylesheet_href(storage: Storage, prefix: str) -> str | None:
     """Where built files find the XSL stylesheet: the app's URL when its URLs
     are included, else a copy written beside them (None when it is off)."""
@@ -271,19 +236,29 @@ def make_plan(
             f"{protocol.MAX_SITEMAPS_PER_INDEX:,}."
         )
     stylesheet = _stylesheet_href(storage, prefix)
-    fingerprint = _fingerprints(site, stylesheet)
+    # A section whose block figures are kept reads them once (the layout just
+    # brought them up to date): its files' fingerprints sum them, no row read.
+    kept: dict[str, Mapping[int, BlockFigures] | None] = {}
     jobs = []
     for section, page in pages:
         name = section.get_name()
-        job = FileJob(
-            name,
-            page.number,
-            page.url_count,
-            format_w3c(page.lastmod),
-            file_loc(section.own_site(site), name, page.number, "xml"),
-            **_key_range(page),
-            fingerprint=fingerprint(section, page),
-        )
+        loc = file_loc(section.own_site(site), name, page.number, "xml")
+        job = FileJob(name, page.number, page.url_count, format_w3c(page.lastmod), loc)
+        span = page.prepared
+        if isinstance(span, pagination.Span):
+            job.after, job.last, job.keyed = span.after, span.last, True
+        # Without a fingerprint (not a model section keyed by blocks) a file
+        # is rendered on every build.
+        if job.keyed and isinstance(section, ModelSection) and section.files_keyed_by_blocks():
+            if name not in kept:
+                kept[name] = (
+                    kept_figures.read(section, site, section.block_width()).figures
+                    if kept_figures.keeps(section)
+                    else None
+                )
+            job.fingerprint = layout.file_fingerprint(
+                section, span, site, stylesheet, kept=kept[name]
+            )
         if not force:
             job.previous = {f: previous[f] for f in job.files(text) if f in previous}
         jobs.append(job)

@@ -20,12 +20,16 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
+from django.core.cache import caches
 from django.core.files.storage import InMemoryStorage, Storage
+from django.db import connections
 
 from django_sitemaps_plus.build.jobs import run_job
 from django_sitemaps_plus.build.plan import BuildPlan, FileJob
 from django_sitemaps_plus.sites import SiteContext
 
+#: Why a job cancelled when another failed has no record.
+NOT_RUN = "not run: another job failed"
 #: What a forked worker runs its jobs with (set in the parent before the fork).
 _inherited: tuple[Storage, BuildPlan, SiteContext, Callable[[], None]] | None = None
 
@@ -93,16 +97,12 @@ def run_jobs(
                     for future in pending:
                         future.cancel()
                     for future, job in pending.items():
-                        error = _NotRun() if future.cancelled() else future.exception()
+                        cancelled = future.cancelled()
+                        error = RuntimeError(NOT_RUN) if cancelled else future.exception()
                         yield job, None if error is not None else future.result(), error
                     return
     finally:
         _inherited = None
-
-
-class _NotRun(RuntimeError):
-    def __init__(self) -> None:
-        super().__init__("not run: another job failed")
 
 
 def _detach() -> None:
@@ -131,9 +131,6 @@ def _close_connections() -> None:
     """Close what a forked process must not share: database connections (an
     in-memory SQLite database stays open: the fork has a copy) and caches'
     sockets."""
-    from django.core.cache import caches
-    from django.db import connections
-
     connections.close_all()
     for cache in caches.all(initialized_only=True):
         cache.close()
