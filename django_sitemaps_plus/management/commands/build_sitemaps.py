@@ -305,15 +305,16 @@ class Command(BaseCommand):
             return
         if quiet:
             return
+        listed = [("removed", result.removed)]
         if options["verbosity"] >= 2:
-            for name in result.written:
-                self.stdout.write(f"wrote    {name}")
-            for name in result.skipped:
-                self.stdout.write(f"skipped  {name}")
-            for name in result.resumed:
-                self.stdout.write(f"resumed  {name}")
-        for name in result.removed:
-            self.stdout.write(f"removed  {name}")
+            listed[:0] = [
+                ("wrote", result.written),
+                ("skipped", result.skipped),
+                ("resumed", result.resumed),
+            ]
+        for label, files in listed:
+            for name in files:
+                self.stdout.write(f"{label:<8} {name}")
         self.stdout.write(
             f"{result.files} files ({result.urls:,} URLs): {len(result.written)} written, "
             f"{len(result.skipped)} unchanged, "
