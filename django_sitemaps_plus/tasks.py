@@ -2,7 +2,7 @@
 framework (the default) or on Celery (docs/deployment.md).
 
 ``enqueue_build()`` (``build_sitemaps --enqueue``) makes the plan under the
-build lock (``build.make_plan``), keeps it in the storage, and sends one
+build lock (``build.plan.make_plan``), keeps it in the storage, and sends one
 message per file job: a ``build_file`` task on a ``TASKS`` backend, or with
 ``enqueue_on="celery"`` a ``contrib.celery.build_file`` task on the current
 Celery app's broker. Both run ``enqueued.run_enqueued_job``: the last job to
