@@ -86,7 +86,7 @@ def _record_worker_peaks(directory: Path) -> None:
     """Have each forked worker write its peak RSS after each of its jobs
     (``<directory>/<pid>``: its RSS when it took its first job, and its
     VmHWM so far, the last written being its peak)."""
-    from django_sitemaps_plus import workers
+    from django_sitemaps_plus.build import workers
 
     original = workers._run_inherited
     started: dict[int, int] = {}
@@ -145,7 +145,8 @@ def build_child(options: dict[str, Any]) -> dict[str, Any]:
         seconds = time.perf_counter() - started
     if options.get("workers_write_index"):
         # Task workers elsewhere build the files; the last writes the index.
-        from django_sitemaps_plus.build import INDEX_NAME, PLAN_DIR
+        from django_sitemaps_plus.build.files import INDEX_NAME
+        from django_sitemaps_plus.build.plan import PLAN_DIR
 
         while not (folder / INDEX_NAME).exists() or (folder / PLAN_DIR).exists():
             time.sleep(0.02)

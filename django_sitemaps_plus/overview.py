@@ -20,7 +20,8 @@ from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from django_sitemaps_plus import build_status, names
+from django_sitemaps_plus import names
+from django_sitemaps_plus.build import status as build_status
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.engine.lastmod import LastmodValue
 from django_sitemaps_plus.fetch import FetchError, SiteFetcher

@@ -2,7 +2,7 @@
 framework (the default) or on Celery (docs/deployment.md).
 
 ``enqueue_build()`` (``build_sitemaps --enqueue``) makes the plan under the
-build lock (``build.make_plan``), keeps it in the storage, and sends one
+build lock (``build.plan.make_plan``), keeps it in the storage, and sends one
 message per file job: a ``build_file`` task on a ``TASKS`` backend, or with
 ``enqueue_on="celery"`` a ``contrib.celery.build_file`` task on the current
 Celery app's broker. Both run ``enqueued.run_enqueued_job``: the last job to
@@ -11,22 +11,18 @@ finish writes the index.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any, Literal
 
-from django_sitemaps_plus.build import (
-    CACHE_LOCK_SECONDS,
-    BuildPlan,
-    build_lock,
-    jobs_counter_key,
-    make_plan,
-    unfinished_jobs,
-)
+from django_sitemaps_plus.build.enqueued import finish_enqueued, run_enqueued_job
+from django_sitemaps_plus.build.jobs import unfinished_jobs
+from django_sitemaps_plus.build.lock import CACHE_LOCK_SECONDS, build_lock
+from django_sitemaps_plus.build.plan import BuildPlan, jobs_counter_key, make_plan
 from django_sitemaps_plus.conf import conf, get_cache
-from django_sitemaps_plus.enqueued import finish_enqueued, run_enqueued_job
 from django_sitemaps_plus.serving import quiet
 from django_sitemaps_plus.serving.storage import get_build_storage
 from django_sitemaps_plus.sites import SiteContext, site_context
@@ -49,27 +45,15 @@ else:  # pragma: no cover - the test extra installs Celery
     celery_sender = None
 
 
-def _tasks_module() -> Any:
-    """``django.tasks`` (Django 6.0+), else the ``django-tasks`` backport."""
+def _tasks_framework() -> Any:
+    """``django.tasks`` (Django 6.0+), else the ``django-tasks`` backport; None."""
     for name in ("django.tasks", "django_tasks"):
-        try:
+        with contextlib.suppress(ImportError):
             return importlib.import_module(name)
-        except ImportError:
-            continue
-    raise ImportError(
-        "Enqueued builds need Django's Tasks framework: Django 6.0+, or "
-        "pip install django-sitemaps-plus[tasks] (the django-tasks package)."
-    )
+    return None
 
 
-def _tasks_or_none() -> Any:
-    try:
-        return _tasks_module()
-    except ImportError:
-        return None
-
-
-_framework = _tasks_or_none()
+_framework = _tasks_framework()
 #: ``@task()`` of the Tasks framework (no Tasks framework: the function stays one).
 _as_task: Callable[[Callable[..., dict[str, Any]]], Any] = (
     _framework.task() if _framework is not None else (lambda function: function)
@@ -89,7 +73,10 @@ def build_file(
 
 def _send_as_tasks(backend: str | None, queue_name: str | None) -> Send:
     if _framework is None:
-        _tasks_module()  # raises the ImportError that says what to install
+        raise ImportError(
+            "Enqueued builds need Django's Tasks framework: Django 6.0+, or "
+            "pip install django-sitemaps-plus[tasks] (the django-tasks package)."
+        )
     task = build_file
     if backend or queue_name:
         task = task.using(

@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
-from django_sitemaps_plus.build import (
+from django_sitemaps_plus.build.plan import (
     PLAN_DIR,
     PLAN_FILE,
     jobs_counter_key,

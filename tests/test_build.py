@@ -15,14 +15,10 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from django_sitemaps_plus import register
-from django_sitemaps_plus.build import (
-    LOCK_NAME,
-    MANIFEST_NAME,
-    PLAN_DIR,
-    BuildFailed,
-    build,
-    generate_from_urls,
-)
+from django_sitemaps_plus.build import BuildFailed, build, generate_from_urls
+from django_sitemaps_plus.build.files import MANIFEST_NAME
+from django_sitemaps_plus.build.lock import LOCK_NAME
+from django_sitemaps_plus.build.plan import PLAN_DIR
 from django_sitemaps_plus.sections import ModelSection
 from django_sitemaps_plus.signals import sitemaps_built
 from tests.test_cache import received

@@ -39,7 +39,8 @@ from typing import Any
 
 import pytest
 
-from django_sitemaps_plus.build import INDEX_NAME, PLAN_DIR
+from django_sitemaps_plus.build.files import INDEX_NAME
+from django_sitemaps_plus.build.plan import PLAN_DIR
 from tests.test_build_worker import (
     ROOT,
     WAIT_SECONDS,

@@ -14,7 +14,8 @@ from django.core.files.storage import FileSystemStorage, InMemoryStorage
 from django.core.management import CommandError, call_command
 
 from django_sitemaps_plus import register
-from django_sitemaps_plus.build import BuildRunning, build, build_lock
+from django_sitemaps_plus.build import BuildRunning, build
+from django_sitemaps_plus.build.lock import build_lock
 from tests.testapp.models import Article
 from tests.utils import articles, at, failing_file, locs
 
@@ -29,7 +30,7 @@ HOLDER = textwrap.dedent(
     os.environ["DJANGO_SETTINGS_MODULE"] = "tests.settings"
     django.setup()
     from django.core.files.storage import FileSystemStorage
-    from django_sitemaps_plus.build import build_lock
+    from django_sitemaps_plus.build.lock import build_lock
 
     with build_lock(FileSystemStorage(location=sys.argv[1]), ""):
         print("locked", flush=True)

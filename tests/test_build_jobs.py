@@ -13,8 +13,10 @@ import pytest
 from django.core.files.storage import FileSystemStorage, InMemoryStorage
 from django.core.management import CommandError, call_command
 
-from django_sitemaps_plus import register, workers
-from django_sitemaps_plus.build import MANIFEST_NAME, PLAN_DIR, BuildFailed, build, load_plan
+from django_sitemaps_plus import register
+from django_sitemaps_plus.build import BuildFailed, build, workers
+from django_sitemaps_plus.build.files import MANIFEST_NAME
+from django_sitemaps_plus.build.plan import PLAN_DIR, load_plan
 from django_sitemaps_plus.sections import ModelSection
 from django_sitemaps_plus.serving.storage import TEST_KILL_ENV
 from tests.testapp.models import Article

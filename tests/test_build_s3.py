@@ -26,15 +26,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from django_sitemaps_plus import build_status
-from django_sitemaps_plus.build import (
-    MANIFEST_NAME,
-    PLAN_DIR,
-    BuildFailed,
-    BuildRunning,
-    build,
-    build_lock,
-)
+from django_sitemaps_plus.build import BuildFailed, BuildRunning, build
+from django_sitemaps_plus.build import status as build_status
+from django_sitemaps_plus.build.files import MANIFEST_NAME
+from django_sitemaps_plus.build.lock import build_lock
+from django_sitemaps_plus.build.plan import PLAN_DIR
 from django_sitemaps_plus.serving.storage import TEST_KILL_ENV, get_build_storage
 from tests.test_build_jobs import pages, report  # noqa: F401 (pages: a fixture)
 from tests.testapp.models import Article
@@ -242,7 +238,7 @@ class TestBuildIntoS3:
         assert one == two
 
     def test_each_worker_opens_its_own_connection(self, bucket, tmp_path, monkeypatch):
-        from django_sitemaps_plus.build import run as build_module
+        from django_sitemaps_plus.build import workers as build_module
 
         # The parent's connection (boto3 resource, its pooled sockets): the one
         # the build's own requests use, open before the workers are forked.

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from django_sitemaps_plus import build_status
-from django_sitemaps_plus.build import jobs_counter_key, load_plan
+from django_sitemaps_plus.build import status as build_status
+from django_sitemaps_plus.build.plan import jobs_counter_key, load_plan
 from django_sitemaps_plus.conf import get_cache
 from django_sitemaps_plus.management import progress
 from django_sitemaps_plus.serving.storage import get_build_storage

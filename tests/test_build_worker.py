@@ -34,7 +34,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from django_sitemaps_plus.build import INDEX_NAME, PLAN_DIR
+from django_sitemaps_plus.build.files import INDEX_NAME
+from django_sitemaps_plus.build.plan import PLAN_DIR
 from tests.utils import assert_schema_valid, files_of, locs
 
 pytestmark = pytest.mark.slow

@@ -318,7 +318,7 @@ def test_a_file_s_summed_figures_are_its_range_aggregate(rendered):
     assert isinstance(section, ModelSection)
     where = SiteContext("https://example.com")
     spans = layout.current(section, where, refresh=True)
-    kept = kept_figures.block_figures(section, where, section.block_width())
+    kept = kept_figures.read(section, where, section.block_width()).figures
     for span in spans:
         summed = layout.span_figures(section, span, where, kept)
         assert summed == section.range_figures(where, span.after, span.last, key_sum=True)

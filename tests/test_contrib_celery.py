@@ -17,7 +17,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from django_sitemaps_plus import register, tasks
-from django_sitemaps_plus.build import INDEX_NAME, PLAN_DIR
+from django_sitemaps_plus.build.files import INDEX_NAME
+from django_sitemaps_plus.build.plan import PLAN_DIR
 from tests.testapp.models import Article
 from tests.utils import articles, at, files_of
 

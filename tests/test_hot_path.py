@@ -133,11 +133,11 @@ def test_batched_stream_is_the_joined_document(count):
     chunks = list(xml.stream_urlset(iter(entries), {}))
     assert (
         b"".join(chunks)
-        == (xml._root_open("urlset", {}) + "".join(entries) + "</urlset>\n").encode()
+        == (xml.root_open("urlset", {}) + "".join(entries) + "</urlset>\n").encode()
     )
     # The head leaves at once with a few entries (the first byte of a stream
     # does not wait for a whole batch); later chunks are at most a batch each.
-    assert chunks[0].startswith(xml._root_open("urlset", {}).encode())
+    assert chunks[0].startswith(xml.root_open("urlset", {}).encode())
     assert chunks[0].count(b"<url>") == min(count, xml.FIRST_BATCH_SIZE)
     assert all(chunk.count(b"<url>") <= xml.BATCH_SIZE for chunk in chunks)
     assert len(chunks) <= 2 + -(-count // xml.BATCH_SIZE)

@@ -1,22 +1,11 @@
-"""The files a build leaves in its storage: section files and their gzip
-twins (``Writer``), the manifest, the index written before any file is
-replaced (``write_interim_index``), and the JSON documents of a build.
-
-- **Atomic.** Each file is replaced atomically (``storage.write_atomic``)
-  under its final name, its ``.gz`` first: a server preferring it never
-  finds it older.
-- **Incremental.** The manifest (``sitemaps-manifest.json``) holds each
-  file's SHA-256; a file whose new content hashes the same is not rewritten
-  (nor compressed), unless its ``.gz`` copy is missing. A model section
-  file's fingerprint (``layout.file_fingerprint``) is kept too, and a file
-  whose fingerprint did not move is not rendered at all (``Writer.kept``).
-  A build without gzip deletes the ``.gz`` copies an earlier one left,
-  which a server preferring them (nginx ``gzip_static``) would send
-  instead of new content.
-- **Index lastmods never lag.** Before any file is replaced, an index
-  naming only the files that exist already is written with each file's
-  newer lastmod, so a build killed between replacing files and writing the
-  final index leaves an index that does not under-state any file's lastmod.
+"""What a build leaves in its storage (docs/deployment.md): section files and
+their ``.gz`` (``Writer``: each replaced atomically, the ``.gz`` first; not
+rewritten when its SHA-256 in the manifest matches, not rendered when its
+fingerprint does; a ``.gz`` a build with gzip left is removed by one
+without, as ``gzip_static`` would send it), the manifest, the JSON documents
+of a build, and the interim index written before any file is replaced
+(``write_interim_index``), so a killed build never leaves an index stating
+an older lastmod than a file it names.
 """
 
 from __future__ import annotations

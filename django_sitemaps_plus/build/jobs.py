@@ -10,7 +10,6 @@ build did is kept in the sitemap cache for the admin (``last_build_key``).
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
@@ -206,6 +205,5 @@ def _remember_build(storage: Storage, plan: BuildPlan, result: BuildResult) -> N
         "removed": len(result.removed),
         "seconds": round(result.seconds, 3),
     }
-    with contextlib.suppress(quiet.CacheDown):
-        key = last_build_key(storage, plan.prefix)
-        quiet.call(quiet.get_cache(), "set", key, summary, timeout=LAST_BUILD_SECONDS)
+    key = last_build_key(storage, plan.prefix)
+    quiet.quietly(None, quiet.available(), "set", key, summary, timeout=LAST_BUILD_SECONDS)

@@ -15,7 +15,7 @@ import json
 import logging
 import shutil
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -179,41 +179,6 @@ def load_plan(storage: Storage, prefix: str | None = None) -> BuildPlan | None:
         return None
 
 
-def _key_range(page: Any) -> dict[str, Any]:
-    span = page.prepared
-    if isinstance(span, pagination.Span):
-        return {"after": span.after, "last": span.last, "keyed": True}
-    return {}
-
-
-def _fingerprints(site: SiteContext, *context: object) -> Callable[[Any, Any], str | None]:
-    """Each file's fingerprint (``layout.file_fingerprint``), or None for a
-    file of a section that is not a model section keyed by blocks: it is
-    rendered on every build. A section whose block figures are kept reads
-    them once (``kept_figures``: the layout just brought them up to date),
-    and its files' figures are summed from them, with no row read."""
-    kept: dict[str, Mapping[int, BlockFigures] | None] = {}
-
-    def fingerprint(section: Any, page: Any) -> str | None:
-        span = page.prepared
-        if not (
-            isinstance(section, ModelSection)
-            and section.files_keyed_by_blocks()
-            and isinstance(span, pagination.Span)
-        ):
-            return None
-        name = section.get_name()
-        if name not in kept:
-            kept[name] = (
-                kept_figures.block_figures(section, site, section.block_width())
-                if kept_figures.keeps(section)
-                else None
-            )
-        return layout.file_fingerprint(section, span, site, *context, kept=kept[name])
-
-    return fingerprint
-
-
 def _stylesheet_href(storage: Storage, prefix: str) -> str | None:
     """Where built files find the XSL stylesheet: the app's URL when its URLs
     are included, else a copy written beside them (None when it is off)."""
@@ -242,7 +207,15 @@ def make_plan(
     storage. Resumes the plan of a build that failed or was killed: its
     finished jobs whose files are still the ones planned are not run again."""
     pending = load_plan(storage, prefix)
-    if pending is not None and pending.enqueued and enqueued_running(pending):
+    running = workers_counting(pending) if pending is not None and pending.enqueued else False
+    if pending is not None and running is None:
+        # Unknown: the count lives in the cache. The new build takes the plan
+        # over (a task of the old one then finds itself superseded and stops).
+        logger.warning(
+            "Sitemap cache unavailable: enqueued build %s taken over as not running",
+            pending.generation,
+        )
+    elif pending is not None and running:
         raise BuildRunning(
             "An enqueued build of this storage is still running on task workers "
             f"(plan {pending.generation}; it counts as running until "
@@ -263,19 +236,29 @@ def make_plan(
             f"{protocol.MAX_SITEMAPS_PER_INDEX:,}."
         )
     stylesheet = _stylesheet_href(storage, prefix)
-    fingerprint = _fingerprints(site, stylesheet)
+    # A section whose block figures are kept reads them once (the layout just
+    # brought them up to date): its files' fingerprints sum them, no row read.
+    kept: dict[str, Mapping[int, BlockFigures] | None] = {}
     jobs = []
     for section, page in pages:
         name = section.get_name()
-        job = FileJob(
-            name,
-            page.number,
-            page.url_count,
-            format_w3c(page.lastmod),
-            file_loc(section.own_site(site), name, page.number, "xml"),
-            **_key_range(page),
-            fingerprint=fingerprint(section, page),
-        )
+        loc = file_loc(section.own_site(site), name, page.number, "xml")
+        job = FileJob(name, page.number, page.url_count, format_w3c(page.lastmod), loc)
+        span = page.prepared
+        if isinstance(span, pagination.Span):
+            job.after, job.last, job.keyed = span.after, span.last, True
+        # Without a fingerprint (not a model section keyed by blocks) a file
+        # is rendered on every build.
+        if job.keyed and isinstance(section, ModelSection) and section.files_keyed_by_blocks():
+            if name not in kept:
+                kept[name] = (
+                    kept_figures.read(section, site, section.block_width()).figures
+                    if kept_figures.keeps(section)
+                    else None
+                )
+            job.fingerprint = layout.file_fingerprint(
+                section, span, site, stylesheet, kept=kept[name]
+            )
         if not force:
             job.previous = {f: previous[f] for f in job.files(text) if f in previous}
         jobs.append(job)
@@ -331,20 +314,6 @@ def workers_counting(plan: BuildPlan) -> bool | None:
         return quiet.call(quiet.get_cache(), "get", jobs_counter_key(plan)) is not None
     except quiet.CacheDown:
         return None
-
-
-def enqueued_running(plan: BuildPlan) -> bool:
-    """Whether the task workers of an enqueued plan still work on it."""
-    counting = workers_counting(plan)
-    if counting is None:
-        # Unknown: the count lives in the cache. The new build takes the plan
-        # over (a task of the old one then finds itself superseded and stops).
-        logger.warning(
-            "Sitemap cache unavailable: enqueued build %s taken over as not running",
-            plan.generation,
-        )
-        return False
-    return counting
 
 
 def discard_plan(storage: Storage, plan: BuildPlan) -> None:

@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 from django.core.files.storage import Storage
 
-from django_sitemaps_plus import workers
+from django_sitemaps_plus.build import workers
 from django_sitemaps_plus.build.files import INDEX_NAME, BuildResult
-from django_sitemaps_plus.build.jobs import BuildFailed, finish, run_job, unfinished_jobs
+from django_sitemaps_plus.build.jobs import BuildFailed, finish, unfinished_jobs
 from django_sitemaps_plus.build.lock import build_lock
 from django_sitemaps_plus.build.plan import FileJob, make_plan
 from django_sitemaps_plus.conf import conf
@@ -47,73 +47,46 @@ def build(
     """
     storage = storage if storage is not None else get_build_storage()
     prefix = conf.BUILD_PREFIX if prefix is None else prefix
-    with build_lock(storage, prefix) as renew:
-        return _build(
-            storage,
-            site=site,
-            gzip=gzip,
-            text=text,
-            prefix=prefix,
-            force=force,
-            progress=progress,
-            renew=renew,
-            result=result if result is not None else BuildResult(),
-            jobs=jobs,
-        )
-
-
-def _build(
-    storage: Storage,
-    *,
-    site: SiteContext | None,
-    gzip: bool | None,
-    text: bool,
-    prefix: str,
-    force: bool,
-    progress: Progress | None,
-    renew: Callable[[], None],
-    result: BuildResult,
-    jobs: int = 1,
-) -> BuildResult:
-    """Plan, run the jobs that have no record yet, write the index."""
+    result = result if result is not None else BuildResult()
     started = time.monotonic()
     workers.check(storage, jobs)
     site = site or site_context(None)
     gzip = conf.BUILD_GZIP if gzip is None else gzip
-    plan = make_plan(storage, site=site, gzip=gzip, text=text, prefix=prefix, force=force)
-    todo = unfinished_jobs(storage, plan)
-    per_job = 2 if text else 1
-    total = len(plan.jobs) * per_job + 1
-    done = (len(plan.jobs) - len(todo)) * per_job
-    failed: list[FileJob] = []
-    errors: list[BaseException] = []
-    for job, record, error in workers.run_jobs(run_job, storage, plan, todo, renew, jobs, site):
-        if error is not None:
-            failed.append(job)
-            errors.append(error)
-            continue
-        assert record is not None  # a job without an error has its record
-        # The counts so far, for ``progress`` (``finish`` gives the final ones).
-        result.written.extend(record.get("written", ()))
-        result.urls += job.urls
-        for name in job.files(text):
-            done += 1
-            if progress:
-                progress(done, total, name)
-    if failed:
-        # Every job without a record: the failed ones, and those not run.
-        files = [name for job in unfinished_jobs(storage, plan) for name in job.files(text)]
-        reasons = sorted({f"{type(e).__name__}: {e}" for e in errors})
-        raise BuildFailed(files, reasons) from errors[0]
-    finish(
-        storage,
-        plan,
-        site,
-        ran=[job.key for job in todo],
-        renew=renew,
-        started=started,
-        result=result,
-    )
-    if progress:
-        progress(total, total, INDEX_NAME)
-    return result
+    with build_lock(storage, prefix) as renew:
+        plan = make_plan(storage, site=site, gzip=gzip, text=text, prefix=prefix, force=force)
+        todo = unfinished_jobs(storage, plan)
+        per_job = 2 if text else 1
+        total = len(plan.jobs) * per_job + 1
+        done = (len(plan.jobs) - len(todo)) * per_job
+        failed: list[FileJob] = []
+        errors: list[BaseException] = []
+        for job, record, error in workers.run_jobs(storage, plan, todo, renew, jobs, site):
+            if error is not None:
+                failed.append(job)
+                errors.append(error)
+                continue
+            assert record is not None  # a job without an error has its record
+            # The counts so far, for ``progress`` (``finish`` gives the final ones).
+            result.written.extend(record.get("written", ()))
+            result.urls += job.urls
+            for name in job.files(text):
+                done += 1
+                if progress:
+                    progress(done, total, name)
+        if failed:
+            # Every job without a record: the failed ones, and those not run.
+            files = [name for job in unfinished_jobs(storage, plan) for name in job.files(text)]
+            reasons = sorted({f"{type(e).__name__}: {e}" for e in errors})
+            raise BuildFailed(files, reasons) from errors[0]
+        finish(
+            storage,
+            plan,
+            site,
+            ran=[job.key for job in todo],
+            renew=renew,
+            started=started,
+            result=result,
+        )
+        if progress:
+            progress(total, total, INDEX_NAME)
+        return result

@@ -99,8 +99,7 @@ def generate_from_urls(
     def new_part() -> IO[bytes]:
         spool: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed below)
         if fmt == "xml":
-            spool.write(xml.XML_DECLARATION.encode())
-            spool.write(f'<urlset xmlns="{protocol.SITEMAP_NS}">\n'.encode())
+            spool.write(xml.root_open("urlset", {}).encode())
         parts.append(spool)
         return spool
 
@@ -134,28 +133,23 @@ def generate_from_urls(
         raise UrlListError("no valid URL in the list")
     current.write(closing)
 
-    files: list[str] = []
-    robots: list[str] = []
+    files = (
+        [f"sitemap.{fmt}"]
+        if len(parts) == 1
+        else [f"sitemap-{number}.{fmt}" for number in range(1, len(parts) + 1)]
+    )
     try:
-        if len(parts) == 1:
-            name = f"sitemap.{fmt}"
-            write_atomic(storage, name, parts[0])
-            files.append(name)
-            robots.append(f"Sitemap: {origin}{url_prefix}{name}")
-        else:
-            entries: list[xml.IndexedFile] = []
-            for number, part in enumerate(parts, 1):
-                name = f"sitemap-{number}.{fmt}"
-                write_atomic(storage, name, part)
-                files.append(name)
-                entries.append(xml.IndexedFile(f"{origin}{url_prefix}{name}", None))
-                if fmt == "txt":
-                    robots.append(f"Sitemap: {origin}{url_prefix}{name}")
-            if fmt == "xml":
-                write_bytes(storage, INDEX_NAME, xml.stream_index(entries))
-                files.append(INDEX_NAME)
-                robots.append(f"Sitemap: {origin}{url_prefix}{INDEX_NAME}")
+        for name, part in zip(files, parts):
+            write_atomic(storage, name, part)
     finally:
         for part in parts:
             part.close()
+    # robots.txt names the index of several XML files; text files cannot be
+    # indexed: a line each.
+    listed = files
+    if fmt == "xml" and len(parts) > 1:
+        locs = [xml.IndexedFile(f"{origin}{url_prefix}{name}", None) for name in files]
+        write_bytes(storage, INDEX_NAME, xml.stream_index(locs))
+        files, listed = [*files, INDEX_NAME], [INDEX_NAME]
+    robots = [f"Sitemap: {origin}{url_prefix}{name}" for name in listed]
     return Generated(files, count, rejected, robots)

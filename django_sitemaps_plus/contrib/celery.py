@@ -19,7 +19,7 @@ from celery import _state, current_app, shared_task
 from django.core.exceptions import ImproperlyConfigured
 from kombu.exceptions import OperationalError
 
-from django_sitemaps_plus.enqueued import run_enqueued_job
+from django_sitemaps_plus.build.enqueued import run_enqueued_job
 
 #: The task's name on the broker: stable whatever module defines it.
 TASK_NAME = "django_sitemaps_plus.build_file"

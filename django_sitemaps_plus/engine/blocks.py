@@ -134,20 +134,6 @@ def value_bytes_source(model: type[models.Model], path: str) -> str | int | None
     return None
 
 
-def _block_figures(row: dict[str, Any], byte_paths: Sequence[str]) -> BlockFigures:
-    field_bytes = tuple(int(row[f"_b{i}"] or 0) for i in range(len(byte_paths)))
-    return BlockFigures(row["_n"], int(row.get("_s") or 0), None, bool(row.get("_u")), field_bytes)
-
-
-def _with_lastmods(
-    figures: dict[int, BlockFigures], lastmods: dict[int, list[LastmodValue]]
-) -> dict[int, BlockFigures]:
-    return {
-        block: replace(f, lastmod=latest(lastmods.get(block, [])))
-        for block, f in sorted(figures.items())
-    }
-
-
 def runs(
     missing: Sequence[int], ordered: Sequence[int], width: int
 ) -> Iterator[tuple[int | None, int]]:
@@ -162,14 +148,10 @@ def runs(
                 first = block
             previous = block
         elif first is not None:
-            yield _run_bounds(first, previous, width)
+            yield block_bounds(first, width)[0], previous * width
             first = None
     if first is not None:
-        yield _run_bounds(first, previous, width)
-
-
-def _run_bounds(first: int, last: int, width: int) -> tuple[int | None, int]:
-    return block_bounds(first, width)[0], last * width
+        yield block_bounds(first, width)[0], previous * width
 
 
 def block_bounds(block: int, width: int) -> tuple[int | None, int]:
@@ -306,7 +288,8 @@ def _first_aggregates(
     aggregates = {
         "_n": Count("pk"),
         **({"_s": Sum("pk")} if key_sum else {}),
-        **_undated_aggregate(spec),
+        # Rows without a lastmod, where a row can have none.
+        **({"_u": Count("pk", filter=spec.undated())} if spec.can_be_missing else {}),
         **own_aggregates,
         **{f"_b{i}": Max(ByteLength(path)) for i, path in enumerate(byte_paths)},
     }
@@ -329,8 +312,12 @@ def range_figures(
     lastmods: dict[int, list[LastmodValue]] = {}
     for row in _range_union(queryset, ranges, aggregates):
         if row["_n"]:
-            figures[row["_sitemaps_page"]] = _block_figures(row, byte_paths)
-            lastmods[row["_sitemaps_page"]] = [row[k] for k in own]
+            field_bytes = tuple(int(row[f"_b{i}"] or 0) for i in range(len(byte_paths)))
+            label = row["_sitemaps_page"]
+            figures[label] = BlockFigures(
+                row["_n"], int(row.get("_s") or 0), None, bool(row.get("_u")), field_bytes
+            )
+            lastmods[label] = [row[k] for k in own]
     filled = [r for r in ranges if r[0] in figures]
     for key, paths in spec.page_aggregates():
         if key == "own" or not filled:
@@ -338,11 +325,7 @@ def range_figures(
         path = paths[0].path
         for row in _range_union(queryset, filled, {"_m": Max(path)}, related=path):
             lastmods.setdefault(row["_sitemaps_page"], []).append(row["_m"])
-    return _with_lastmods(figures, lastmods)
-
-
-def _undated_aggregate(spec: LastmodSpec) -> dict[str, Any]:
-    """``_u``, the rows without a lastmod, where a row can have none."""
-    if not spec.can_be_missing:
-        return {}
-    return {"_u": Count("pk", filter=spec.undated())}
+    return {
+        block: replace(f, lastmod=latest(lastmods.get(block, [])))
+        for block, f in sorted(figures.items())
+    }

@@ -78,19 +78,19 @@ def bounded_units(
     room = section.measured_room()
     unit = bounded_unit(section, entry_bound)
     units = [unit(block * width, f) for block, f in sorted(figures.items())]
-    oversized = {(u.last_key - 1) // width + 1 for u in units if u.size > room}
+    oversized = {blocks.block_of(u.last_key, width) for u in units if u.size > room}
     if not oversized:
         return units
     largest = max(entry_bound(figures[block]) for block in oversized)
     per_file = room // (largest * section.urls_per_item())
     narrow = narrower_width(width, per_file // pagination.UNIT_SHARE)
-    units = [u for u in units if (u.last_key - 1) // width + 1 not in oversized]
+    units = [u for u in units if blocks.block_of(u.last_key, width) not in oversized]
     # Only the narrower blocks within the oversized ones are read.
     ratio = width // narrow
     wanted = {sub for b in oversized for sub in range((b - 1) * ratio + 1, b * ratio + 1)}
     last = max(wanted)
     for sub, f in section.block_figures(site, narrow, last, wanted, last).items():
-        if (sub * narrow - 1) // width + 1 in oversized:
+        if blocks.block_of(sub * narrow, width) in oversized:
             units.append(unit(sub * narrow, f))
     return sorted(units, key=lambda u: u.last_key)
 

@@ -1,41 +1,17 @@
 """A model section's block figures, kept in the sitemap cache and read
-again only where a change moved them (docs/caching.md, docs/pagination.md).
+again only where a change moved them (docs/caching.md, "Kept block
+figures", which this module implements; docs/pagination.md).
 
-The index lays a section out from each key block's figures (row count, key
-sum, lastmod: ``blocks.figures``). Reading them all reads every row of the
-section; so they are kept, with the version tokens they were read under:
-
-- ``cache.ALL``, the section's ``files_token`` (``invalidate()``, a setting
-  change, a save whose rows cannot be told) and the layout's generation
-  (``layout.forget_sizes``: a file outgrew its layout): when one of them
-  moved, every block is read again (a full pass);
-- the block tokens, at every level of their hierarchy. A save bumps its
-  block's token at every level, so the top one tells whether anything was
-  saved since (nothing: the kept figures are the section's, no query), and
-  ``cache.moved_blocks`` finds which blocks in a few ``get_many`` calls;
-  only those are read again, with any block new rows opened past the last
-  kept one (``blocks.figures``' ``only`` and ``past``): a bounded number of
-  queries whatever the size of the section.
-
-Writes that send no signal (``QuerySet.update()``, raw SQL, another
-process's bulk load) bump no token: figures whose last full pass is older
-than ``CACHE_RECONCILE`` seconds are read again in full, so such a write
-shows within that bound; ``invalidate()`` shows it at the next index (a
-static build lays sections out as the index does, and sees it alike).
-Tokens are always read (and made, when missing) before the rows, so a save
-during a read, or one whose tokens an eviction took away, is seen by the next
-one.
-
-The figures are stored on shelves of ``SHELF_BLOCKS`` blocks, each its own
-cache entry named by an id in the ``Kept`` entry: a save rewrites its
-block's shelf, not every block's figures, and a process reads again only
-the shelves whose id it has not seen (docs/caching.md).
-
-Figures are kept only where tokens follow the rows: with ``CACHE`` on
-(saves bump tokens only then), without ``CACHE_FRESHNESS_CHECK`` (which
-asks to see every write at once) and for a section whose rows do not change
-with the clock (``changes_with_time``). Otherwise, and while the cache is
-down, every index reads every block, as it did before.
+Reading every block's figures reads every row, so they are kept with the
+version tokens they were read under: a moved ``ALL``, ``files_token`` or
+layout generation means a full pass; otherwise the block tokens say which
+blocks a save touched (``versions.moved_blocks``) and only those, and any
+past the last kept block, are read again. Writes that send no signal show
+within ``CACHE_RECONCILE`` (a full pass at most that old). Tokens are read
+before the rows, so a save during a read is seen by the next one. Figures
+are stored on shelves of ``SHELF_BLOCKS`` blocks, so a save rewrites one
+shelf. Kept only where tokens follow the rows (``keeps``); otherwise, and
+while the cache is down, every index reads every block.
 """
 
 from __future__ import annotations
@@ -121,13 +97,6 @@ def figures_key(section: ModelSection, site: SiteContext, width: int) -> str:
     return pagination.fingerprint_key(
         "figures", fingerprints.signature(section, site), width, _FORMAT, SHELF_BLOCKS
     )
-
-
-def block_figures(
-    section: ModelSection, site: SiteContext, width: int
-) -> dict[int, blocks.BlockFigures]:
-    """Each non-empty block's figures (``read``)."""
-    return read(section, site, width).figures
 
 
 def read(section: ModelSection, site: SiteContext, width: int) -> Reading:

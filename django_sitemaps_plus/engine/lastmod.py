@@ -34,9 +34,6 @@ from django.utils.dateparse import parse_date, parse_datetime
 #: A lastmod as sections give it: a date, a datetime, or none.
 LastmodValue = dt.date | dt.datetime | None
 
-#: Vendors for which ``W3CDatetime`` formats the value in SQL.
-SQL_FORMAT_VENDORS = frozenset({"sqlite", "postgresql", "mysql"})
-
 
 class LastmodFieldError(ValueError):
     """A ``lastmod_fields`` entry that does not name a date or datetime field."""
@@ -195,10 +192,24 @@ class _Greatest(Func):
         return super().as_sql(compiler, connection, function="MAX", **extra_context)
 
 
-def _sql_percent(text: str) -> str:
-    """Escape ``%`` for a Func template: once for the template's own ``%``
-    formatting and once for the driver's parameter formatting."""
-    return text.replace("%", "%%%%")
+#: ``W3CDatetime``'s SQL per vendor: (date, UTC datetime). ``%%%%``: one ``%``
+#: once the template and then the driver have formatted it.
+_W3C_TEMPLATES = {
+    "sqlite": (
+        "strftime('%%%%Y-%%%%m-%%%%d', %(expressions)s)",
+        "strftime('%%%%Y-%%%%m-%%%%dT%%%%H:%%%%M:%%%%SZ', %(expressions)s)",
+    ),
+    "postgresql": (
+        "to_char(%(expressions)s, 'YYYY-MM-DD')",
+        "to_char((%(expressions)s) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')",
+    ),
+    "mysql": (
+        "DATE_FORMAT(%(expressions)s, '%%%%Y-%%%%m-%%%%d')",
+        "DATE_FORMAT(%(expressions)s, '%%%%Y-%%%%m-%%%%dT%%%%H:%%%%i:%%%%sZ')",
+    ),
+}
+#: Vendors for which ``W3CDatetime`` formats the value in SQL.
+SQL_FORMAT_VENDORS = frozenset(_W3C_TEMPLATES)
 
 
 class W3CDatetime(Func):
@@ -214,32 +225,12 @@ class W3CDatetime(Func):
         super().__init__(expression)
         self.date_only = date_only
 
-    def as_sqlite(  # type: ignore[override]
+    def as_sql(  # type: ignore[override]
         self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
     ) -> tuple[str, Sequence[Any]]:
-        fmt = _sql_percent("%Y-%m-%d" if self.date_only else "%Y-%m-%dT%H:%M:%SZ")
-        return super().as_sql(
-            compiler, connection, template=f"strftime('{fmt}', %(expressions)s)", **extra_context
-        )
-
-    def as_postgresql(
-        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
-    ) -> tuple[str, Sequence[Any]]:
-        if self.date_only:
-            template = "to_char(%(expressions)s, 'YYYY-MM-DD')"
-        else:
-            template = (
-                "to_char((%(expressions)s) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-            )
+        date, datetime = _W3C_TEMPLATES[connection.vendor]
+        template = date if self.date_only else datetime
         return super().as_sql(compiler, connection, template=template, **extra_context)
-
-    def as_mysql(
-        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
-    ) -> tuple[str, Sequence[Any]]:
-        fmt = _sql_percent("%Y-%m-%d" if self.date_only else "%Y-%m-%dT%H:%i:%sZ")
-        return super().as_sql(
-            compiler, connection, template=f"DATE_FORMAT(%(expressions)s, '{fmt}')", **extra_context
-        )
 
 
 class LastmodSpec:

@@ -241,7 +241,6 @@ class LocationTemplate:
         self.url_name = url_name
         self.kwarg_names = list(kwargs)
         self.pieces: list[str] = []
-        self.accepts: list[re.Pattern[str]] = []
         probes = self._find_probes()
         if probes is None or not _splices_like_reverse(url_name, self.kwarg_names):
             self.fast = False
@@ -258,11 +257,11 @@ class LocationTemplate:
                 return
             self.pieces.append(before)
         self.pieces.append(rest)
-        self.accepts = [probes[i][1] for i in order]
-        # The same classes over a whole column of a batch, values joined by
+        # Each probe's class over a whole column of a batch, values joined by
         # newlines (which no class accepts): one regex call per column.
         self.column_accepts = [
-            re.compile(rf"(?:{a.pattern})(?:\n(?:{a.pattern}))*") for a in self.accepts
+            re.compile(rf"(?:{a.pattern})(?:\n(?:{a.pattern}))*")
+            for a in (probes[i][1] for i in order)
         ]
         self.fast = True
 
@@ -279,16 +278,9 @@ class LocationTemplate:
 
     def path(self, values: Sequence[Any]) -> str:
         """The percent-encoded path for one row's values (in kwarg order)."""
-        if self.fast:
-            texts = [str(values[i]) for i in self.order]
-            if all(a.fullmatch(t) for a, t in zip(self.accepts, texts)):
-                pieces = self.pieces
-                if len(texts) == 1:
-                    return pieces[0] + texts[0] + pieces[1]
-                out = [pieces[0]]
-                for text, piece in zip(texts, pieces[1:]):
-                    out += (text, piece)
-                return "".join(out)
+        spliced = self.paths([values])
+        if spliced is not None:
+            return spliced[0]
         return iri_to_uri(reverse(self.url_name, kwargs=dict(zip(self.kwarg_names, values))))
 
     def paths(
@@ -298,13 +290,13 @@ class LocationTemplate:
 
         When every value of the batch is in the class its probe proved, the
         paths are spliced in one pass (a regex call per column, not per row),
-        equal to what ``path()`` gives. Otherwise None: call ``path()`` per row.
+        equal to what ``reverse()`` gives. Otherwise None: call ``path()`` per row.
         """
         if not self.fast or not rows:
             return None
         columns = [list(map(itemgetter(start + i), rows)) for i in self.order]
         for position, texts in enumerate(columns):
-            if set(map(type, texts)) != {str}:  # ints, UUIDs...: as path() does
+            if set(map(type, texts)) != {str}:  # ints, UUIDs...: as reverse() writes them
                 columns[position] = [str(value) for value in texts]
         for accept, texts in zip(self.column_accepts, columns):
             joined = "\n".join(texts)
@@ -345,13 +337,9 @@ class LanguageTemplates:
     def location(self, language: str, values: Sequence[Any]) -> str | None:
         """The path of one row's URL kwarg ``values`` in ``language``, or None
         when the pattern does not reverse with them."""
-        template = self.get(language)
-        spliced = template.paths([values])
-        if spliced is not None:
-            return spliced[0]
         try:
             with translation.override(language):
-                return template.path(values)
+                return self.get(language).path(values)
         except NoReverseMatch:
             return None
 

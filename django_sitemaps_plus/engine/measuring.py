@@ -153,9 +153,8 @@ def measure_blocks(section: Section, site: SiteContext) -> int:
         rows = _measured_rows(model_section, after, last, site)
         for block, unit in pagination.pieces(rows, width):
             measured.setdefault(block, []).append(unit)
-    known = {**kept.known, **measured}
     if missing:
-        _store_shelves(kept.cache, kept.keys, kept.prints, known, {kept.keys[b] for b in missing})
+        kept.store(measured)
     return len(missing)
 
 
@@ -165,11 +164,21 @@ class _Kept:
 
     #: None: the cache is down.
     cache: BaseCache | None
-    #: Each block's shelf key and fingerprint.
+    #: Each block's shelf key and fingerprint (rows, key sum, lastmod).
     keys: dict[int, str]
     prints: dict[int, tuple[Any, ...]]
     #: The pieces of the blocks measured under their current fingerprint.
     known: dict[int, list[pagination.Unit]]
+
+    def store(self, measured: dict[int, list[pagination.Unit]]) -> None:
+        """Write the shelves that hold a newly ``measured`` block, each with
+        the section's current blocks on it (blocks gone since are dropped)."""
+        known = {**self.known, **measured}
+        shelves: dict[str, Shelf] = {self.keys[b]: {} for b in measured if b in self.keys}
+        for block, key in self.keys.items():
+            if key in shelves and block in known:
+                shelves[key][block] = (self.prints[block], known[block])
+        quiet.quietly(None, self.cache, "set_many", shelves, timeout=pagination.PIECES_TIMEOUT)
 
 
 def _kept_pieces(
@@ -177,63 +186,31 @@ def _kept_pieces(
 ) -> _Kept:
     """The blocks' kept pieces: one ``get_many`` of their shelves."""
     stamp = signature(section, site)
+
+    def shelf_keys(generation: Any) -> dict[int, str]:
+        return {
+            block: pagination.fingerprint_key(
+                "pieces", stamp, generation, width, (block - 1) // SHELF_BLOCKS
+            )
+            for block in figures
+        }
+
     cache: BaseCache | None = None
     shelves: dict[str, Shelf] = {}
     try:
         cache = quiet.get_cache()
         # Bumped by ``forget_sizes``: every block is measured again.
-        generation = quiet.call(cache, "get", generation_key(section))
-        keys = _shelf_keys(stamp, generation, width, figures)
+        keys = shelf_keys(quiet.call(cache, "get", generation_key(section)))
         shelves = quiet.call(cache, "get_many", sorted(set(keys.values())))
     except quiet.CacheDown:
-        cache = None  # every block sized by its worst case
-        keys = _shelf_keys(stamp, None, width, figures)
-    prints = {block: _fingerprint(f) for block, f in figures.items()}
-    return _Kept(cache, keys, prints, _known_pieces(shelves, keys, prints))
-
-
-def _fingerprint(figures: blocks.BlockFigures) -> tuple[Any, ...]:
-    return (figures.count, figures.key_sum, figures.lastmod, figures.undated)
-
-
-def _shelf_keys(
-    stamp: str, generation: Any, width: int, figures: dict[int, blocks.BlockFigures]
-) -> dict[int, str]:
-    """Each block's shelf key."""
-    return {
-        block: pagination.fingerprint_key(
-            "pieces", stamp, generation, width, (block - 1) // SHELF_BLOCKS
-        )
-        for block in figures
-    }
-
-
-def _known_pieces(
-    shelves: dict[str, Shelf], keys: dict[int, str], prints: dict[int, tuple[Any, ...]]
-) -> dict[int, list[pagination.Unit]]:
-    """The pieces of the blocks whose kept fingerprint is their current one."""
+        cache, keys = None, shelf_keys(None)  # every block sized by its worst case
+    prints = {block: (f.count, f.key_sum, f.lastmod, f.undated) for block, f in figures.items()}
     known = {}
     for block, key in keys.items():
-        kept = shelves.get(key, {}).get(block)
-        if kept is not None and kept[0] == prints[block]:
-            known[block] = kept[1]
-    return known
-
-
-def _store_shelves(
-    cache: BaseCache,
-    keys: dict[int, str],
-    prints: dict[int, tuple[Any, ...]],
-    known: dict[int, list[pagination.Unit]],
-    changed: set[str],
-) -> None:
-    """Write the shelves that hold a newly measured block, each with the
-    section's current blocks on it (blocks gone since are dropped)."""
-    shelves: dict[str, Shelf] = {key: {} for key in changed}
-    for block, key in keys.items():
-        if key in shelves and block in known:
-            shelves[key][block] = (prints[block], known[block])
-    quiet.quietly(None, cache, "set_many", shelves, timeout=pagination.PIECES_TIMEOUT)
+        held = shelves.get(key, {}).get(block)
+        if held is not None and held[0] == prints[block]:
+            known[block] = held[1]
+    return _Kept(cache, keys, prints, known)
 
 
 def _measured_rows(

@@ -1,47 +1,15 @@
-"""How a section's rows are laid out in files, from their real sizes.
+"""How a section's rows are laid out in files, from their real sizes
+(docs/pagination.md, which this module implements).
 
-A section's rows, in key order, are cut into **blocks**: aligned key ranges
-of at most ``BLOCK_URLS`` URLs each (a fifth of a full file), whose row count
-and lastmod one grouped query gives for the whole section. Files are runs of
-these units, packed greedily in key order: a file is closed when the next
-unit would take it past the URL limit or the byte room. Because no unit holds
-more than a fifth of a file, every file but the last is at least four fifths
-full: a section has at most 1.25 times the files its URLs need, plus one,
-whatever the density of its keys.
-
-The byte side of a unit comes from one of three places (a section's
-``file_sizing()``):
-
-- **count**: when every legal entry of the section is small enough that a
-  file of the URL limit cannot reach the byte limit (no extensions and a low
-  ``max_loc_length``), bytes are not counted and blocks are the units;
-- **bound**: when a ``ModelSection``'s location is a pattern of fields
-  (``url_name``), the grouped query also gives each block's longest value
-  of each field, in bytes; a block's size is its URLs times the largest
-  entry those values can make (each byte at worst
-  ``WORST_BYTES_PER_CHARACTER``), and nothing is rendered. A block whose
-  bound exceeds a file is read again as narrower blocks;
-- **measure**: otherwise (``get_absolute_url()``, extensions) each block's
-  entries are rendered once, off the request path (``build_sitemaps``,
-  ``measure_sitemaps``), and the block is cut into **pieces** of at most
-  ``PIECE_URLS`` URLs or a ``PIECE_SHARE``-th of a file's bytes, each with
-  its last key, URL count, byte count and lastmod. A block's pieces are
-  kept in the cache under the block's fingerprint (its row count, key sum
-  and lastmod, with the site and the section's settings), so only the
-  blocks whose rows changed are rendered again. A block with no pieces
-  kept is sized by its worst case (``worst_entry_bytes()`` per URL, in
-  narrower blocks), as a request never renders to lay files out.
-
-Files are packed to ``MEASURED_FILL`` of the byte room, so a change the
-layout cannot see (a related model's slug in a URL, with no lastmod change)
-has room; the file guard (``FileGuard``) keeps even that case within the
-limits.
-
-Files are numbered 1, 2, ... in key order and each is a key range: its rows
-are read with a range scan, and a new row (the largest key) changes only the
-last file. An edit changes its own file, unless it changes the size (or
-bound) of a block enough to move a file boundary after it; a deletion can
-let a file take in the first unit of the next (docs/pagination.md).
+Rows in key order are cut into aligned key **blocks** of at most a fifth of
+a file; blocks (or a measured block's **pieces**) are the units, packed
+greedily into files within the URL limit and the byte room (``pack``;
+``repack`` again only around the units a save moved). As no unit holds more
+than a fifth of a file, every file but the last is four fifths full at
+least. A unit's bytes are not counted, bounded from SQL or measured
+(``file_sizing()``: ``bounds``, ``measuring``). Each file is a key range
+numbered in key order, and ``FileGuard`` keeps it within the limits even
+when the layout could not see a change.
 """
 
 from __future__ import annotations
@@ -54,6 +22,7 @@ from typing import Final
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.engine import xml
+from django_sitemaps_plus.engine.blocks import block_of
 from django_sitemaps_plus.engine.lastmod import LastmodValue, file_lastmod, latest, to_utc
 
 logger = logging.getLogger("django_sitemaps_plus")
@@ -253,7 +222,7 @@ def pieces(
     newest: str | None = None
     undated = False
     for key, row_urls, row_bytes, lastmod in rows:
-        row_block = 1 if key <= width else (key - 1) // width + 1
+        row_block = block_of(key, width)
         # Rows of one key (a page's several URLs) stay in one piece.
         if (
             block is not None

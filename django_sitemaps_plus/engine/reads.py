@@ -110,6 +110,11 @@ def model_rows(
     spec = section.lastmod_spec
     in_sql = spec.formats_in_sql(connections[queryset.db].vendor)
     lastmod_column = (spec.text_expression() if in_sql else spec.row_expression()) if spec else None
+
+    def texts(values: list[Any]) -> list[str | None]:
+        """The lastmod text of each row (formatted in SQL, or here; none without a spec)."""
+        return values if in_sql or not spec else list(map(format_w3c, values))
+
     template = section.location_template()
     if template is not None:
         fields = [section.url_kwargs[name] for name in template.kwarg_names]
@@ -121,12 +126,7 @@ def model_rows(
         # (hreflang re-locates the item per language); slicing costs.
         keep_values = bool(section.extensions)
         for chunk in fetch_chunks(queryset.values_list(*columns)):
-            if not spec:
-                lastmods: list[str | None] = [None] * len(chunk)
-            elif in_sql:
-                lastmods = [row[-1] for row in chunk]
-            else:
-                lastmods = [format_w3c(row[-1]) for row in chunk]
+            lastmods = texts([row[-1] for row in chunk] if spec else [None] * len(chunk))
             urls: Sequence[str | None] | None = template.paths(chunk, 1, site.base_url)
             if urls is None:
                 urls = [_template_url(section, template, row[1 : 1 + width], row[0], site)
@@ -147,12 +147,7 @@ def model_rows(
             while instances := list(islice(objects, size)):
                 size = BATCH_ROWS
                 none: list[Any] = [None] * len(instances)
-                if lastmod_column is None:
-                    lastmods = none
-                elif in_sql:
-                    lastmods = [obj._sitemaps_lastmod for obj in instances]
-                else:
-                    lastmods = [format_w3c(obj._sitemaps_lastmod) for obj in instances]
+                lastmods = texts([o._sitemaps_lastmod for o in instances] if spec else none)
                 urls = section.location_urls(instances, site) if own_location else none
                 yield list(zip(instances, urls, lastmods, none))
 

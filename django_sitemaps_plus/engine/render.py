@@ -10,7 +10,7 @@ is always logged the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
 
@@ -109,16 +109,14 @@ def renders_plain(section: Section) -> bool:
     return not section.extensions and not section.varies_per_item
 
 
-def shared_writer(section: Section) -> EntryWriter | None:
-    """One writer for every item, unless changefreq/priority vary per item."""
-    if section.varies_per_item:
-        return None
-    return EntryWriter(section, section.changefreq, section.priority)
-
-
-def item_writer(section: Section, shared: EntryWriter | None, item: Any) -> EntryWriter:
-    """``shared``, or a writer with ``item``'s own changefreq and priority."""
-    return shared or EntryWriter(section, section.get_changefreq(item), section.get_priority(item))
+def writers(section: Section) -> Callable[[Any], EntryWriter]:
+    """The writer of each item: one for all, unless changefreq/priority vary per item."""
+    if not section.varies_per_item:
+        shared = EntryWriter(section, section.changefreq, section.priority)
+        return lambda item: shared
+    return lambda item: EntryWriter(
+        section, section.get_changefreq(item), section.get_priority(item)
+    )
 
 
 def entries(section: Section, rows: Sequence[Row], site: SiteContext) -> list[str]:
@@ -152,51 +150,36 @@ def measure(
     section: Section, rows: Sequence[Row], site: SiteContext
 ) -> tuple[list[int], list[int]]:
     """Each row's URLs and bytes, as ``entries`` writes them (none for a
-    row that may not be listed): what the layout measures. A clean plain
-    batch is measured at C speed (its entries are ASCII)."""
-    if not renders_plain(section):
-        written = list(_extended(section, rows, site))
-        return [len(each) for each in written], [_utf8_bytes(each) for each in written]
-    writer = EntryWriter(section, section.changefreq, section.priority)
-    clean = writer.write_clean_batch(rows)
-    if clean is not None:
-        return [1] * len(clean), list(map(len, clean))
-    urls: list[int] = []
-    sizes: list[int] = []
-    for item, url, lastmod, _ in rows:
-        entry = writer.write(item, url, lastmod)
-        urls.append(0 if entry is None else 1)
-        sizes.append(0 if entry is None else _utf8_bytes([entry]))
-    return urls, sizes
-
-
-def _utf8_bytes(entries: Sequence[str]) -> int:
-    """The bytes of ``entries`` in UTF-8 (ASCII text: its length)."""
-    return sum(len(entry) if entry.isascii() else len(entry.encode()) for entry in entries)
+    row that may not be listed): what the layout measures."""
+    if renders_plain(section):
+        entries = _plain_entries(section, rows)
+        return [int(e is not None) for e in entries], [xml.byte_length(e or "") for e in entries]
+    written = list(_extended(section, rows, site))
+    return [len(each) for each in written], [sum(map(xml.byte_length, each)) for each in written]
 
 
 def listed_urls(section: Section, rows: Sequence[Row]) -> Iterator[str]:
     """The URLs of the rows whose entries ``entries`` would write (the same
     checks), for the text sitemap; no extension data is fetched."""
-    shared = shared_writer(section)
+    writer = writers(section)
     for item, url, lastmod, _values in rows:
-        writer = item_writer(section, shared, item)
-        if url is not None and writer.write(item, url, lastmod) is not None:
+        if url is not None and writer(item).write(item, url, lastmod) is not None:
             yield url
 
 
 def _plain(section: Section, rows: Sequence[Row]) -> list[str]:
     """``entries`` for a plain section: one writer for the whole batch."""
+    return list(filter(None, _plain_entries(section, rows)))
+
+
+def _plain_entries(section: Section, rows: Sequence[Row]) -> Sequence[str | None]:
+    """Each row's entry in a plain section (None: not listed), a clean
+    batch at once."""
     writer = EntryWriter(section, section.changefreq, section.priority)
     clean = writer.write_clean_batch(rows)
     if clean is not None:
         return clean
-    written = []
-    for item, url, lastmod, _ in rows:
-        entry = writer.write(item, url, lastmod)
-        if entry is not None:
-            written.append(entry)
-    return written
+    return [writer.write(item, url, lastmod) for item, url, lastmod, _ in rows]
 
 
 def _extended(section: Section, rows: Sequence[Row], site: SiteContext) -> Iterator[list[str]]:
@@ -211,7 +194,7 @@ def _extended(section: Section, rows: Sequence[Row], site: SiteContext) -> Itera
     fetched = [ext.fetch(section, [row[0] for row in rows]) for ext in extensions]
     versioned = [ext for ext in extensions if ext.gives_versions]
     locators = section.locators(rows) if versioned else []
-    shared = shared_writer(section)
+    writer_of = writers(section)
     for position, (item, url, lastmod, _values) in enumerate(rows):
         children = ""
         versions: Sequence[tuple[str, str]] | None = None
@@ -221,7 +204,7 @@ def _extended(section: Section, rows: Sequence[Row], site: SiteContext) -> Itera
                 versions = ext.versions(section, item, data[position], site, locators[position])
         if versions is None:
             versions = () if url is None else ((url, ""),)
-        writer = item_writer(section, shared, item)
+        writer = writer_of(item)
         written = []
         for version_url, version_children in versions:
             entry = writer.write(item, version_url, lastmod, version_children + children)

@@ -121,7 +121,8 @@ def stylesheet_instruction(href: str | None) -> str:
     return f'<?xml-stylesheet type="text/xsl" href="{escape(href)}"?>\n'
 
 
-def _root_open(root: str, namespaces: Mapping[str, str], stylesheet: str | None = None) -> str:
+def root_open(root: str, namespaces: Mapping[str, str], stylesheet: str | None = None) -> str:
+    """A document's head: the declaration, the stylesheet line, the root's opening tag."""
     declarations = "".join(f' xmlns:{prefix}="{uri}"' for prefix, uri in sorted(namespaces.items()))
     return (
         f"{XML_DECLARATION}{stylesheet_instruction(stylesheet)}"
@@ -131,7 +132,7 @@ def _root_open(root: str, namespaces: Mapping[str, str], stylesheet: str | None 
 
 def urlset_envelope_bytes(namespaces: Mapping[str, str]) -> int:
     """Bytes of a urlset's declaration, stylesheet line, opening and closing tags."""
-    return byte_length(_root_open("urlset", namespaces)) + STYLESHEET_BYTES + len("</urlset>\n")
+    return byte_length(root_open("urlset", namespaces)) + STYLESHEET_BYTES + len("</urlset>\n")
 
 
 def url_entry(
@@ -195,7 +196,7 @@ def stream_urlset(
     ``label`` names the document in the log line about removed characters
     (``"Sitemap section 'articles'"``).
     """
-    return _batched(_root_open("urlset", namespaces, stylesheet), entries, "</urlset>\n", label)
+    return _batched(root_open("urlset", namespaces, stylesheet), entries, "</urlset>\n", label)
 
 
 class IndexedFile(NamedTuple):
@@ -228,7 +229,7 @@ def stream_index(files: Iterable[IndexedFile], stylesheet: str | None = None) ->
     index (the served one, a build's, a build's interim one, a URL list's)."""
     styled = stylesheet is not None
     entries = (_sitemap_entry(file, styled) for file in files)
-    return _batched(_root_open("sitemapindex", {}, stylesheet), entries, "</sitemapindex>\n")
+    return _batched(root_open("sitemapindex", {}, stylesheet), entries, "</sitemapindex>\n")
 
 
 def stream_text(locations: Iterable[str]) -> Iterator[bytes]:

@@ -26,7 +26,6 @@ from django.core.files.storage import Storage
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
-from django_sitemaps_plus import build_status
 from django_sitemaps_plus.build import (
     BuildFailed,
     BuildResult,
@@ -34,6 +33,7 @@ from django_sitemaps_plus.build import (
     UrlListError,
     build,
     generate_from_urls,
+    status,
 )
 from django_sitemaps_plus.management.progress import ProgressLine
 from django_sitemaps_plus.serving.storage import get_build_storage
@@ -109,7 +109,7 @@ class Command(BaseCommand):
             default=None,
             metavar="SECONDS",
             help="With --wait: fail (naming the files not built) when no file job finishes "
-            f"for this long (default {build_status.STALLED_AFTER:.0f}).",
+            f"for this long (default {status.STALLED_AFTER:.0f}).",
         )
         parser.add_argument(
             "--timeout",
@@ -212,15 +212,10 @@ class Command(BaseCommand):
             )
         except BuildRunning as exc:
             raise CommandError(f"{exc} Nothing was written.", returncode=3) from exc
-        except BuildFailed as exc:
-            where = " (database)" if isinstance(exc.__cause__, DatabaseError) else ""
+        except (BuildFailed, ValueError, OSError, ImproperlyConfigured, DatabaseError) as exc:
+            cause = exc.__cause__ if isinstance(exc, BuildFailed) else exc
+            where = " (database)" if isinstance(cause, DatabaseError) else ""
             raise CommandError(f"Build failed{where}, previous files left intact: {exc}") from exc
-        except (ValueError, OSError, ImproperlyConfigured) as exc:
-            raise CommandError(f"Build failed, previous files left intact: {exc}") from exc
-        except DatabaseError as exc:
-            raise CommandError(
-                f"Build failed (database), previous files left intact: {exc}"
-            ) from exc
         finally:
             line.finish()
         self._report(result, options, quiet)
@@ -272,18 +267,18 @@ class Command(BaseCommand):
         """Follow the build ``generation`` (None: the one running now) until
         its index is written; report the last build then."""
         line = ProgressLine(
-            self.stderr, enabled=not quiet, label="build_sitemaps", clock=build_status.clock
+            self.stderr, enabled=not quiet, label="build_sitemaps", clock=status.clock
         )
         stalled = options["stalled_after"]
         try:
-            seen = build_status.wait(
+            seen = status.wait(
                 storage,
                 generation=generation,
                 progress=line,
-                stalled_after=build_status.STALLED_AFTER if stalled is None else stalled,
+                stalled_after=status.STALLED_AFTER if stalled is None else stalled,
                 timeout=options["timeout"],
             )
-        except build_status.WaitFailed as exc:
+        except status.WaitFailed as exc:
             raise CommandError(f"{exc} The previous files are still served.") from exc
         finally:
             line.finish()
@@ -291,7 +286,7 @@ class Command(BaseCommand):
             message = "No build is running on this storage."
         else:
             message = "The index is written."
-        last = build_status.last_build(storage)
+        last = status.last_build(storage)
         report = {**(report or {}), "waited": seen is not None or generation is not None}
         report.update({k: last.get(k) for k in ("files", "urls")})
         if options["format"] == "json":
@@ -310,15 +305,16 @@ class Command(BaseCommand):
             return
         if quiet:
             return
+        listed = [("removed", result.removed)]
         if options["verbosity"] >= 2:
-            for name in result.written:
-                self.stdout.write(f"wrote    {name}")
-            for name in result.skipped:
-                self.stdout.write(f"skipped  {name}")
-            for name in result.resumed:
-                self.stdout.write(f"resumed  {name}")
-        for name in result.removed:
-            self.stdout.write(f"removed  {name}")
+            listed[:0] = [
+                ("wrote", result.written),
+                ("skipped", result.skipped),
+                ("resumed", result.resumed),
+            ]
+        for label, files in listed:
+            for name in files:
+                self.stdout.write(f"{label:<8} {name}")
         self.stdout.write(
             f"{result.files} files ({result.urls:,} URLs): {len(result.written)} written, "
             f"{len(result.skipped)} unchanged, "

@@ -1,11 +1,11 @@
 """What a static build is doing, read from the storage alone: any machine
 that reaches the build storage can watch a build that runs on others.
 
-- ``running_build()``: the plan kept in the storage (``build.PLAN_DIR``)
+- ``running_build()``: the plan kept in the storage (``plan.PLAN_DIR``)
   until its index is written, and how many of its file jobs have a record
   (one listing of the records' folder).
 - ``last_build()``: the figures of the manifest the last build wrote, and
-  what it did (``build.last_build_key``, kept in the sitemap cache).
+  what it did (``jobs.last_build_key``, kept in the sitemap cache).
 - ``wait()``: follows a running build until its index is written
   (``build_sitemaps --wait``); raises ``WaitFailed`` naming the files not
   built when no job finishes for ``stalled_after`` seconds, when ``timeout``
@@ -24,15 +24,11 @@ from typing import Any
 from django.core.files.storage import Storage
 
 from django_sitemaps_plus import names
-from django_sitemaps_plus.build import (
-    CACHE_LOCK_SECONDS,
-    MANIFEST_NAME,
-    BuildPlan,
-    Progress,
-    last_build_key,
-    load_plan,
-)
-from django_sitemaps_plus.build.plan import plan_name, workers_counting
+from django_sitemaps_plus.build.files import MANIFEST_NAME
+from django_sitemaps_plus.build.jobs import last_build_key
+from django_sitemaps_plus.build.lock import CACHE_LOCK_SECONDS
+from django_sitemaps_plus.build.plan import BuildPlan, load_plan, plan_name, workers_counting
+from django_sitemaps_plus.build.run import Progress
 from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.serving import quiet
 from django_sitemaps_plus.serving.storage import read_bytes, storage_name
@@ -132,7 +128,7 @@ def last_build(storage: Storage, prefix: str | None = None) -> dict[str, Any]:
     """The last build that wrote its index: ``found``; ``time`` (the
     manifest's), ``files`` and ``urls`` (the manifest's; None when it cannot
     be read); ``summary``: what it did, when the sitemap cache still has it
-    (``build.last_build_key``; None otherwise)."""
+    (``jobs.last_build_key``; None otherwise)."""
     prefix = conf.BUILD_PREFIX if prefix is None else prefix
     name = storage_name(MANIFEST_NAME, prefix)
     data = read_bytes(storage, name)
@@ -150,10 +146,7 @@ def last_build(storage: Storage, prefix: str | None = None) -> dict[str, Any]:
         and match["ext"] == "xml"
         and isinstance(info, dict)
     ]
-    try:
-        summary = quiet.call(quiet.get_cache(), "get", last_build_key(storage, prefix))
-    except quiet.CacheDown:
-        summary = None
+    summary = quiet.quietly(None, quiet.available(), "get", last_build_key(storage, prefix))
     return {
         "found": True,
         "files": len(files),

@@ -1,29 +1,18 @@
-"""The file jobs of an enqueued build, whatever queue carries them.
+"""The file job of an enqueued build, whatever queue carries it: both
+``tasks.build_file`` (Django's Tasks framework) and ``contrib.celery.build_file``
+are ``run_enqueued_job``, so a job does the same wherever it runs
+(docs/deployment.md, "Three ways to build").
 
-``build_sitemaps --enqueue`` sends one message per file job to task workers:
-on Django's Tasks framework (``tasks.build_file``) or on Celery
-(``contrib.celery.build_file``). Both tasks are this module's
-``run_enqueued_job``, so a job does the same wherever it runs.
-
-Each job renders its file to the storage atomically and writes its record
-(``build.run_job``), then counts itself done in the sitemap cache
-(``cache.incr``: atomic on Redis, Memcached and local memory). The job that
-counts the last one writes the index (``build.finish``) under the build
-lock, after checking every job's record in the storage: the count only says
-when to look. When the count is lost (evicted; a cache that is not shared),
-or the cache's ``incr`` is a read then a write (the database and file
-caches: two jobs may count as one), every job looks, and the one that finds
-all records writes the index. A job of a plan that a newer build replaced,
-or that is done (a retried message), does nothing.
-
-The storage travels to the workers as its ``STORAGES`` alias or folder
-(``storage_alias``, ``directory``; neither: the workers'
-``BUILD_STORAGE``/``BUILD_DIR``); every job's arguments are plain JSON.
+Each job writes its files and record, then counts itself done in the sitemap
+cache; the one that counts the last job writes the index under the build
+lock, after checking every record in the storage: the records decide, the
+count only says when to look (every job looks when the count is lost or
+``incr`` is not atomic). A job of a finished or replaced plan does nothing.
+Its arguments are plain JSON: the storage travels as its alias or folder.
 """
 
 from __future__ import annotations
 
-import contextlib
 import time
 from typing import Any
 
@@ -33,18 +22,14 @@ from django.core.cache.backends.memcached import BaseMemcachedCache
 from django.core.cache.backends.redis import RedisCache
 from django.core.files.storage import Storage
 
-from django_sitemaps_plus.build import (
-    CACHE_LOCK_SECONDS,
-    BuildFailed,
+from django_sitemaps_plus.build.jobs import BuildFailed, finish, run_job
+from django_sitemaps_plus.build.lock import CACHE_LOCK_SECONDS, BuildRunning, build_lock
+from django_sitemaps_plus.build.plan import (
     BuildPlan,
-    BuildRunning,
     FileJob,
-    build_lock,
     current_generation,
-    finish,
     jobs_counter_key,
     load_plan,
-    run_job,
 )
 from django_sitemaps_plus.conf import get_cache
 from django_sitemaps_plus.serving import quiet
@@ -73,8 +58,7 @@ def run_enqueued_job(
     def renew() -> None:
         # Keeps the build counted as running; a cache that is down lets it
         # expire (the records, in the storage, still say what is done).
-        with contextlib.suppress(quiet.CacheDown):
-            quiet.call(cache, "touch", key, CACHE_LOCK_SECONDS)
+        quiet.quietly(None, cache, "touch", key, CACHE_LOCK_SECONDS)
 
     record = run_job(storage, header, file_job, renew=renew)
     try:
@@ -117,8 +101,7 @@ def finish_enqueued(storage: Storage, prefix: str, generation: str) -> bool:
                     finish(storage, plan)
                 except BuildFailed:
                     return False  # a job still runs: the last one writes it
-                with contextlib.suppress(quiet.CacheDown):
-                    quiet.call(get_cache(), "delete", jobs_counter_key(plan))
+                quiet.quietly(None, quiet.available(), "delete", jobs_counter_key(plan))
                 return True
         except BuildRunning:
             if attempt + 1 == FINISH_ATTEMPTS:

@@ -18,21 +18,20 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from django.core.cache import caches
 from django.core.files.storage import InMemoryStorage, Storage
+from django.db import connections
 
-if TYPE_CHECKING:
-    from django_sitemaps_plus.build import BuildPlan, FileJob
-    from django_sitemaps_plus.sites import SiteContext
+from django_sitemaps_plus.build.jobs import run_job
+from django_sitemaps_plus.build.plan import BuildPlan, FileJob
+from django_sitemaps_plus.sites import SiteContext
 
-    #: ``build.run_job``: one job's files and record, in this process.
-    RunJob = Callable[
-        [Storage, BuildPlan, FileJob, SiteContext, Callable[[], None]], dict[str, Any]
-    ]
-
+#: Why a job cancelled when another failed has no record.
+NOT_RUN = "not run: another job failed"
 #: What a forked worker runs its jobs with (set in the parent before the fork).
-_inherited: tuple[RunJob, Storage, BuildPlan, SiteContext, Callable[[], None]] | None = None
+_inherited: tuple[Storage, BuildPlan, SiteContext, Callable[[], None]] | None = None
 
 
 def process_count(jobs: int) -> int:
@@ -53,7 +52,6 @@ def check(storage: Storage, jobs: int) -> None:
 
 
 def run_jobs(
-    run_job: RunJob,
     storage: Storage,
     plan: BuildPlan,
     jobs: Sequence[FileJob],
@@ -64,8 +62,7 @@ def run_jobs(
     """Run ``jobs``, yielding each with its record (``run_job``'s, once its
     files and record are written) or the error it failed with. In one process they run in order and
     stop at the first failure; with worker processes, jobs not started
-    when one fails are not started. ``run_job``: ``build.run_job``, passed in
-    so this module needs nothing of the build's."""
+    when one fails are not started."""
     processes = min(process_count(processes), len(jobs))
     if processes <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         for job in jobs:
@@ -78,13 +75,13 @@ def run_jobs(
         return
     global _inherited
     _close_connections()
-    _inherited = (run_job, storage, plan, site, renew)
+    _inherited = (storage, plan, site, renew)
     context = multiprocessing.get_context("fork")
+    place = {id(job): index for index, job in enumerate(plan.jobs)}
     try:
         with ProcessPoolExecutor(processes, mp_context=context, initializer=_detach) as pool:
             pending: dict[Future[dict[str, Any]], FileJob] = {
-                pool.submit(_run_inherited, index): job
-                for index, job in zip(_job_indexes(plan, jobs), jobs)
+                pool.submit(_run_inherited, place[id(job)]): job for job in jobs
             }
             while pending:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -100,21 +97,12 @@ def run_jobs(
                     for future in pending:
                         future.cancel()
                     for future, job in pending.items():
-                        error = _NotRun() if future.cancelled() else future.exception()
+                        cancelled = future.cancelled()
+                        error = RuntimeError(NOT_RUN) if cancelled else future.exception()
                         yield job, None if error is not None else future.result(), error
                     return
     finally:
         _inherited = None
-
-
-class _NotRun(RuntimeError):
-    def __init__(self) -> None:
-        super().__init__("not run: another job failed")
-
-
-def _job_indexes(plan: BuildPlan, jobs: Sequence[FileJob]) -> list[int]:
-    where = {id(job): index for index, job in enumerate(plan.jobs)}
-    return [where[id(job)] for job in jobs]
 
 
 def _detach() -> None:
@@ -125,17 +113,17 @@ def _detach() -> None:
     requests down the parent's pooled sockets alongside its siblings."""
     global _inherited
     assert _inherited is not None, "run in a process forked by run_jobs"
-    run_job, storage, plan, site, renew = _inherited
+    storage, plan, site, renew = _inherited
     with contextlib.suppress(TypeError, copy.Error):  # a storage that cannot be copied
         storage = copy.copy(storage)
-    _inherited = (run_job, storage, plan, site, renew)
+    _inherited = (storage, plan, site, renew)
 
 
 def _run_inherited(index: int) -> dict[str, Any]:
     """A job in a forked worker, by its place in the inherited plan; its
     record (plain JSON: it travels back to the parent)."""
     assert _inherited is not None, "run in a process forked by run_jobs"
-    run_job, storage, plan, site, renew = _inherited
+    storage, plan, site, renew = _inherited
     return run_job(storage, plan, plan.jobs[index], site, renew)
 
 
@@ -143,9 +131,6 @@ def _close_connections() -> None:
     """Close what a forked process must not share: database connections (an
     in-memory SQLite database stays open: the fork has a copy) and caches'
     sockets."""
-    from django.core.cache import caches
-    from django.db import connections
-
     connections.close_all()
     for cache in caches.all(initialized_only=True):
         cache.close()
