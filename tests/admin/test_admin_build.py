@@ -26,9 +26,9 @@ from django_sitemaps_plus.conf import get_cache
 from django_sitemaps_plus.serving import quiet
 from django_sitemaps_plus.serving.storage import get_build_storage
 from django_sitemaps_plus.sites import site_context
-from tests import test_admin_overview
-from tests.test_admin_overview import OVERVIEW, _staff
-from tests.test_build_tasks import needs_tasks, use_backend
+from tests.admin import test_admin_overview
+from tests.admin.test_admin_overview import OVERVIEW, _staff
+from tests.build.test_build_tasks import needs_tasks, use_backend
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_site")]
 

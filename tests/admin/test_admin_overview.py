@@ -739,7 +739,7 @@ def test_starting_a_validation_counts_files_only(admin_site, settings, monkeypat
 def test_the_overview_lists_the_files_the_index_lists(admin_site):
     """A section whose every location fails has no file in the index; the
     overview shows none either (no link to a file that answers 404)."""
-    from tests.test_unlisted_files import MissingPages
+    from tests.serving.test_unlisted_files import MissingPages
 
     register(MissingPages)
     client = Client()

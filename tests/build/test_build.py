@@ -21,7 +21,7 @@ from django_sitemaps_plus.build.lock import LOCK_NAME
 from django_sitemaps_plus.build.plan import PLAN_DIR
 from django_sitemaps_plus.sections import ModelSection
 from django_sitemaps_plus.signals import sitemaps_built
-from tests.test_cache import received
+from tests.serving.test_cache import received
 from tests.testapp.models import Article
 from tests.utils import articles, assert_schema_valid, failing_page, fetch, locs
 

@@ -11,7 +11,7 @@ connections Celery's Django fixup closes around the fork), so the jobs run
 side by side as they would in production, with no thread sharing a
 connection. Every process uses ``tests.worker_settings`` (one file-based
 SQLite database, the sitemap cache on Redis) through the helpers of
-tests/test_build_worker.py: each test has a queue of its own, which also
+tests/build/test_build_worker.py: each test has a queue of its own, which also
 prefixes its cache keys; its keys and its RabbitMQ queue are removed at the
 end. No result backend: each task's outcome reaches the test through the
 journal tests/celery_app.py writes.
@@ -41,7 +41,7 @@ import pytest
 
 from django_sitemaps_plus.build.files import INDEX_NAME
 from django_sitemaps_plus.build.plan import PLAN_DIR
-from tests.test_build_worker import (
+from tests.build.test_build_worker import (
     ROOT,
     WAIT_SECONDS,
     WorkerSite,
@@ -83,7 +83,7 @@ def _rabbitmq_problem() -> str:
 
 
 class CelerySite(WorkerSite):
-    """The processes of tests/test_build_worker.py's site, with a Celery
+    """The processes of tests/build/test_build_worker.py's site, with a Celery
     worker instead of RQ's."""
 
     def __init__(self, root: Path, redis: Any) -> None:

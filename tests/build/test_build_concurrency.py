@@ -21,7 +21,7 @@ from tests.utils import articles, at, failing_file, locs
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 HOLDER = textwrap.dedent(
     """

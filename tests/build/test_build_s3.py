@@ -32,11 +32,11 @@ from django_sitemaps_plus.build.files import MANIFEST_NAME
 from django_sitemaps_plus.build.lock import build_lock
 from django_sitemaps_plus.build.plan import PLAN_DIR
 from django_sitemaps_plus.serving.storage import TEST_KILL_ENV, get_build_storage
-from tests.test_build_jobs import pages, report  # noqa: F401 (pages: a fixture)
+from tests.build.test_build_jobs import pages, report  # noqa: F401 (pages: a fixture)
 from tests.testapp.models import Article
 from tests.utils import assert_schema_valid, at, failing_page, fetch, free_port, locs, wait_for_port
 
-# ``pages``: five files of two articles each (tests/test_build_jobs.py).
+# ``pages``: five files of two articles each (tests/build/test_build_jobs.py).
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),

@@ -19,7 +19,7 @@ from django_sitemaps_plus.build import enqueued
 from django_sitemaps_plus.build.plan import PLAN_DIR, jobs_counter_key, load_plan
 from django_sitemaps_plus.conf import get_cache
 from django_sitemaps_plus.serving.storage import get_build_storage
-from tests.test_build_concurrency import start_holder
+from tests.build.test_build_concurrency import start_holder
 from tests.testapp.models import Article
 from tests.utils import articles, at, files_of
 

@@ -19,8 +19,8 @@ from django_sitemaps_plus.build.plan import jobs_counter_key, load_plan
 from django_sitemaps_plus.conf import get_cache
 from django_sitemaps_plus.management import progress
 from django_sitemaps_plus.serving.storage import get_build_storage
-from tests import test_build_tasks
-from tests.test_build_tasks import needs_tasks, use_backend
+from tests.build import test_build_tasks
+from tests.build.test_build_tasks import needs_tasks, use_backend
 from tests.utils import files_of
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("pages")]

@@ -40,7 +40,7 @@ from tests.utils import assert_schema_valid, files_of, locs
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("WORKER_REDIS_URL", "redis://127.0.0.1:6379/10")
 #: Bounds of every wait (a worker coming up, the index appearing): generous
 #: for a loaded machine; no test asserts how long anything took.

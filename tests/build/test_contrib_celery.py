@@ -1,7 +1,7 @@
 """Enqueued builds on Celery (``build_sitemaps --enqueue --enqueue-on
 celery``, ``django_sitemaps_plus.contrib.celery``), in process: the jobs go
 to a Celery app on kombu's in-memory broker and are run from there as a
-worker would run them. tests/test_build_celery.py runs a real worker on
+worker would run them. tests/build/test_build_celery.py runs a real worker on
 RabbitMQ."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from django_sitemaps_plus import ModelSection, protocol, register
 from django_sitemaps_plus.engine import blocks, bounds, measuring, render
 from django_sitemaps_plus.extensions import Images
 from django_sitemaps_plus.sites import SiteContext
-from tests.test_pagination import (
+from tests.engine.test_pagination import (
     Located,
     ShortUrls,
     Slugs,

@@ -115,10 +115,10 @@ def test_the_signature_names_no_address_and_no_private_state():
 def test_the_signature_is_the_same_in_another_process():
     """Sets and mappings sorted, functions and enums by name: another process
     (another hash seed) computes the same text."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     code = (
         "import django; django.setup(); "
-        "from tests.test_layout import tagged_signature; print(tagged_signature())"
+        "from tests.engine.test_layout import tagged_signature; print(tagged_signature())"
     )
     signatures = {
         subprocess.run(

@@ -137,7 +137,7 @@ def _site_from_cookie(request: HttpRequest | None) -> SiteContext:
 
 class TestResolverSetting:
     @override_settings(
-        SITEMAPS_PLUS={"SITE_RESOLVER": "tests.test_sites._site_from_cookie", "CACHE": True}
+        SITEMAPS_PLUS={"SITE_RESOLVER": "tests.engine.test_sites._site_from_cookie", "CACHE": True}
     )
     def test_cached_files_are_keyed_by_site_not_only_host(self, two_sites, registry):
         _per_site_section(registry)
@@ -159,7 +159,7 @@ class TestResolverSetting:
         monkeypatch.setattr(
             config,
             "sitemaps_plus_site_resolver",
-            "tests.test_sites._site_from_cookie",
+            "tests.engine.test_sites._site_from_cookie",
             raising=False,
         )
         assert get_site_resolver() is _site_from_cookie
@@ -171,8 +171,8 @@ class TestResolverSetting:
     @pytest.mark.parametrize(
         ("value", "problem"),
         [
-            ("tests.test_sites.nothing_here", "cannot be imported"),
-            ("tests.test_sites.NS", "not callable"),
+            ("tests.engine.test_sites.nothing_here", "cannot be imported"),
+            ("tests.engine.test_sites.NS", "not callable"),
         ],
     )
     def test_a_bad_resolver_fails_check_e016(self, settings, value, problem):

@@ -22,7 +22,7 @@ from tests.utils import require_reference
 # Subprocesses: run by .ci/run and ./tests/run --all, skipped by ./tests/run.
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run_bench(tmp_path: Path, module: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -86,7 +86,7 @@ def test_bench_core_runs_and_matches_contrib(tmp_path: Path) -> None:
     assert cases["ours-index"]["queries"] == 3
     # After a cache flush: the same, as files of 500 URLs are sized by count
     # (500 worst-case entries fit; at 50,000 each block is measured, one more
-    # query: tests/test_pagination.py).
+    # query: tests/engine/test_pagination.py).
     assert cases["ours-index-cold"]["queries"] == 3
     assert cases["ours-index-comments"]["queries"] == 4
 
@@ -243,7 +243,7 @@ def test_bench_build_enqueues_on_real_rq_workers(tmp_path: Path) -> None:
     ``rqworker`` processes build the 4 files of the enqueued build and the
     last writes the index; the run's cache keys and queue are removed from
     Redis afterwards."""
-    from tests.test_build_worker import REDIS_URL, require_worker_stack
+    from tests.build.test_build_worker import REDIS_URL, require_worker_stack
 
     redis = require_worker_stack()
     result = _bench_result(

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = "django_sitemaps_plus"
-ROOT = Path(__file__).resolve().parent.parent / PACKAGE
+ROOT = Path(__file__).resolve().parents[2] / PACKAGE
 
 #: Function-level imports of the package's own modules (each module an
 #: import statement loads, counted once): ``ready()``, the package's lazy

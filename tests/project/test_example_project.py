@@ -21,7 +21,7 @@ import pytest
 # Subprocesses: run by .ci/run and ./tests/run --all, skipped by ./tests/run.
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "example_project"
 BASE_URL = "https://demo.example"
 

@@ -1,7 +1,7 @@
 """The flags the engine asks a section (and an extension) instead of
 comparing its methods with the base class's: each declared by the class,
 never inferred from the methods it defines (check W009 warns of a hook
-overridden without its flag: tests/test_checks.py)."""
+overridden without its flag: tests/sections/test_checks.py)."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ from tests.utils import articles, at, cache_lookup, free_port, wait_for_port
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SYNC_ITERATOR_WARNING = "must consume synchronous iterators"
 
 

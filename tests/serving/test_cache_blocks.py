@@ -33,7 +33,7 @@ from django_sitemaps_plus.engine import fingerprints, kept_figures, layout
 from django_sitemaps_plus.registry import site
 from django_sitemaps_plus.serving import versions
 from django_sitemaps_plus.sites import SiteContext
-from tests.test_build_tasks import needs_tasks, use_backend
+from tests.build.test_build_tasks import needs_tasks, use_backend
 from tests.testapp.models import Article, Comment, Tag
 from tests.utils import articles, at, failing_file, fetch, locs
 

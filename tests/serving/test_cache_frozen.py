@@ -33,7 +33,7 @@ from django_sitemaps_plus.checks import check_cache_timeouts
 from django_sitemaps_plus.sections import Section
 from django_sitemaps_plus.serving import locks, quiet
 from tests.recording_cache import redis_calls
-from tests.test_asgi import asgi_get, http_scope
+from tests.serving.test_asgi import asgi_get, http_scope
 from tests.testapp.models import Article
 from tests.utils import articles, fetch, free_port, locs
 

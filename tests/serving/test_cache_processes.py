@@ -20,7 +20,7 @@ from django.conf import settings
 # A subprocess serves while another saves: slow (.ci/run, ./tests/run --all).
 pytestmark = [pytest.mark.cache, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 WORKER = textwrap.dedent(
     """

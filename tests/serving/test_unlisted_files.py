@@ -103,7 +103,7 @@ def test_only_broken_sections_make_no_index(registry, settings, cache):
 
 
 def test_under_asgi_the_index_leaves_a_broken_section_out(registry, settings):
-    from tests.test_asgi import asgi_get
+    from tests.serving.test_asgi import asgi_get
 
     settings.SITEMAPS_PLUS = {"CACHE": True}
     register(MissingPages)

@@ -15,7 +15,7 @@ from django.utils import timezone
 import django_sitemaps_plus.conf as sitemaps_conf
 from django_sitemaps_plus import ModelSection, indexnow, register
 from django_sitemaps_plus.signals import indexnow_queued
-from tests.test_cache import CountingCache, received
+from tests.serving.test_cache import CountingCache, received
 from tests.testapp.models import Article
 from tests.utils import QuietHandler, http_server
 

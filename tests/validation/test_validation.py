@@ -76,7 +76,7 @@ def peak_rss_growth(path: Path) -> int:
     """
     if not Path("/proc/self/clear_refs").exists():
         pytest.skip("needs Linux's /proc/self/clear_refs to reset the peak RSS")
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     result = subprocess.run(
         [sys.executable, "-c", _RSS_SCRIPT, str(path)],
         capture_output=True,

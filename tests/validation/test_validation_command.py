@@ -14,7 +14,7 @@ from django.test import override_settings
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.management.commands.validate_sitemaps import Command
-from tests.test_build import Terminal, at_once  # noqa: F401 (a fixture)
+from tests.build.test_build import Terminal, at_once  # noqa: F401 (a fixture)
 
 SITE = "https://example.com"
 
@@ -216,7 +216,7 @@ class TestProgress:
         assert run(str(two_files), "--verbosity", "0")[2] == ""
 
     @pytest.mark.django_db
-    @override_settings(ROOT_URLCONF="tests.test_validation_http")
+    @override_settings(ROOT_URLCONF="tests.validation.test_validation_http")
     @pytest.mark.usefixtures("at_once")
     def test_the_sites_own_files(self):
         err = io.StringIO()
@@ -239,7 +239,7 @@ class TestCallCommand:
         assert info.value.returncode == 1
 
     @pytest.mark.django_db
-    @override_settings(ROOT_URLCONF="tests.test_validation_http")
+    @override_settings(ROOT_URLCONF="tests.validation.test_validation_http")
     def test_no_target_validates_the_site(self):
         out = io.StringIO()
         call_command("validate_sitemaps", "--format", "json", stdout=out)
@@ -248,14 +248,14 @@ class TestCallCommand:
         assert len(targets) == 3
 
     @pytest.mark.django_db
-    @override_settings(ROOT_URLCONF="tests.test_validation_http")
+    @override_settings(ROOT_URLCONF="tests.validation.test_validation_http")
     def test_no_target_with_an_unknown_rule_is_usage_error(self):
         with pytest.raises(CommandError, match="SM999") as info:
             call_command("validate_sitemaps", "--ignore", "sm999", stdout=io.StringIO())
         assert info.value.returncode == 2
 
     @pytest.mark.django_db
-    @override_settings(ROOT_URLCONF="tests.test_validation_http")
+    @override_settings(ROOT_URLCONF="tests.validation.test_validation_http")
     def test_an_error_while_validating_is_not_blamed_on_the_base_url(self, monkeypatch):
         from django_sitemaps_plus.management.commands import validate_sitemaps
 
@@ -273,7 +273,7 @@ class TestCallCommand:
         assert info.value.returncode == 2
 
     @pytest.mark.django_db
-    @override_settings(SITEMAPS_PLUS={}, ROOT_URLCONF="tests.test_validation_http")
+    @override_settings(SITEMAPS_PLUS={}, ROOT_URLCONF="tests.validation.test_validation_http")
     def test_no_target_without_a_base_url_is_usage_error(self):
         from django.contrib.sites.models import Site
 

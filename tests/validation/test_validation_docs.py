@@ -7,9 +7,9 @@ from pathlib import Path
 
 from django_sitemaps_plus.validation import RULES, Source
 from django_sitemaps_plus.validation.rules import rules_table
-from tests.test_validation_batch import ODDITIES
+from tests.validation.test_validation_batch import ODDITIES
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def test_rules_table_in_docs_matches_the_registry():

@@ -36,9 +36,9 @@ from django_sitemaps_plus.validation import (
     validate,
     validate_site,
 )
-from tests.test_validation_command import run
 from tests.testapp.models import Article
 from tests.utils import QuietHandler, http_server
+from tests.validation.test_validation_command import run
 
 XML = "application/xml; charset=utf-8"
 Route = tuple[int, dict[str, str], bytes]

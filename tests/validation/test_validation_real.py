@@ -14,7 +14,7 @@ import pytest
 from django_sitemaps_plus.validation import validate
 from tests.utils import require_reference
 
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "real"
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "real"
 #: Pinned so that "older than two days" and "in the future" do not drift.
 NOW = dt.datetime(2026, 1, 15, tzinfo=dt.timezone.utc)
 

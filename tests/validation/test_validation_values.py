@@ -184,7 +184,7 @@ def test_serving_loads_neither_lxml_nor_the_validator() -> None:
         " 'django_sitemaps_plus.validation.engine') if m in sys.modules))\n"
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=root
     )
