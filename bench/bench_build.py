@@ -246,7 +246,7 @@ def forget(cache_url: str) -> None:
 class RqWorkers:
     """``count`` RQ workers (``manage.py rqworker``) of the Tasks framework on
     the run's Redis, each forking a work horse per job (RQ's default), as
-    ``tests/test_build_worker.py`` runs them; stopped by ``stop``."""
+    ``tests/build/test_build_worker.py`` runs them; stopped by ``stop``."""
 
     def __init__(self, count: int, cache_url: str, logs: Path) -> None:
         queue = os.environ["BENCH_RQ_QUEUE"]

@@ -1,4 +1,4 @@
-"""The Celery app of the real-worker test (tests/test_build_celery.py), made
+"""The Celery app of the real-worker test (tests/build/test_build_celery.py), made
 as Celery's Django guide makes a site's ``proj/celery.py``: configured from
 Django's settings (``CELERY_*``), tasks found in the installed apps
 (``django_sitemaps_plus.tasks`` brings ``django_sitemaps_plus.build_file``).

@@ -1,6 +1,6 @@
 """Django's contrib sitemap views and ours, side by side, on the same sitemaps.
 
-``tests/test_contrib_parity.py`` registers the same classes with this app
+``tests/sections/test_contrib_parity.py`` registers the same classes with this app
 and fetches both. Contrib's files are ``/contrib/sitemap-<section>.xml``
 (``?p=N`` for later pages), ours ``/sitemap-<section>-<N>.xml``.
 """

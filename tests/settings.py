@@ -31,7 +31,7 @@ CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.auth",
-    # The admin overview's tests (tests/test_admin_overview.py) add the
+    # The admin overview's tests (tests/admin/test_admin_overview.py) add the
     # middleware they need; here for their tables.
     "django.contrib.admin",
     "django.contrib.sessions",
@@ -79,5 +79,5 @@ TEMPLATES = [
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Caching off for the suite: tests write rows with bulk_create() and inside
 # rolled-back transactions (no on_commit), which a cache could not see. The
-# cache tests (tests/test_cache*.py) turn it on with override_settings.
+# cache tests (tests/serving/test_cache*.py) turn it on with override_settings.
 SITEMAPS_PLUS = {"BASE_URL": "https://example.com", "CACHE": False}

@@ -9,7 +9,7 @@ Run in isolated mode, from outside the checkout::
 
 ``build()`` builds the wheel and the sdist as a front end does (the
 ``[build-system]`` requirements in an environment of their own), for the tests
-of what they hold (tests/test_packaging.py).
+of what they hold (tests/project/test_packaging.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Settings of the processes of the real-worker tests: RQ workers of the
-Tasks framework (``manage.py rqworker``, tests/test_build_worker.py), Celery
-workers (``celery -A tests.celery_app worker``, tests/test_build_celery.py),
+Tasks framework (``manage.py rqworker``, tests/build/test_build_worker.py), Celery
+workers (``celery -A tests.celery_app worker``, tests/build/test_build_celery.py),
 and the ``build_sitemaps`` commands that enqueue on them.
 
 The test suite's settings, plus: the ``django-tasks-rq`` backend on a Redis
