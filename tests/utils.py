@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import multiprocessing
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -106,6 +108,33 @@ def failing_page(monkeypatch: Any, number: int, fault: Callable[[], None] | None
         return original(self, page, site, info)
 
     monkeypatch.setattr(ModelSection, "page_entries", failing)
+
+
+def worker_dies_writing(monkeypatch: Any, name: str) -> None:
+    """The build worker that writes the file ``name`` dies (SIGKILL) as its
+    content is first read: into the temporary file of a ``FileSystemStorage``,
+    or by an object store for the upload. Workers are forked, so they inherit
+    the patch; the process that holds the build lock never dies."""
+    from django_sitemaps_plus.build import files
+    from django_sitemaps_plus.serving.storage import write_atomic
+
+    class DyingSource:
+        def __init__(self, source: Any) -> None:
+            self._source = source
+
+        def read(self, size: int = -1) -> bytes:
+            os.kill(os.getpid(), signal.SIGKILL)
+            raise AssertionError("unreachable: the process ended")
+
+        def __getattr__(self, attribute: str) -> Any:
+            return getattr(self._source, attribute)
+
+    def dying(storage: Any, path: str, source: Any) -> None:
+        if os.path.basename(path) == name and multiprocessing.parent_process() is not None:
+            source = DyingSource(source)
+        write_atomic(storage, path, source)
+
+    monkeypatch.setattr(files, "write_atomic", dying)
 
 
 def at(day: int, hour: int = 12) -> dt.datetime:
