@@ -10,6 +10,7 @@ import io
 import ipaddress
 import json
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -67,9 +68,10 @@ class Server:
         self.routes: dict[str, Route] = {}
         #: path → seconds to wait before each CHUNK_SIZE piece of the body.
         self.trickle: dict[str, float] = {}
-        #: Every path asked for, in order.
+        #: Every path asked for, in order, and the Host header of each.
         self.requests: list[str] = []
-        routes, trickle, requests = self.routes, self.trickle, self.requests
+        self.hosts: list[str] = []
+        routes, trickle, requests, hosts = self.routes, self.trickle, self.requests, self.hosts
 
         #: path → how its body breaks off after half of it: "stall" (until the
         #: test ends), "close" (a short body) or "reset" (TCP reset).
@@ -80,6 +82,7 @@ class Server:
         class Handler(QuietHandler):
             def do_GET(self) -> None:
                 requests.append(self.path)
+                hosts.append(self.headers.get("Host", ""))
                 if self.path == "/slow.xml":
                     time.sleep(1.5)
                 status, headers, body = routes.get(self.path, (404, {}, b"not found"))
@@ -425,6 +428,98 @@ class TestPrivateAddresses:
         assert validate(f"{server.base}/sitemap.xml").findings == []
         with pytest.raises(UnreadableTarget, match="loopback"):
             validate(f"{server.base}/sitemap.xml", fetcher=HttpFetcher())
+
+
+class TestTheCheckedAddressIsConnectedTo:
+    """DNS rebinding: a name answers a public address to the check and an
+    internal one to the lookup after. The connection goes to the address
+    checked, or the fetch is refused; never to the second answer. Here
+    127.0.0.1 (judged public) stands in for the public address, and 127.0.0.2
+    for the internal one, where another server listens on the same port."""
+
+    @pytest.fixture
+    def internal(self, server: Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+        port = int(server.base.rsplit(":", 1)[1])
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.2", port))
+            except OSError:
+                pytest.skip("127.0.0.2 is not a local address here")
+        resolve = socket.getaddrinfo
+        answers = ["127.0.0.1", "127.0.0.2"]
+
+        def rebinding(host: str, *args: object, **kwargs: object) -> object:
+            if host != "rebind.test":
+                return resolve(host, *args, **kwargs)  # type: ignore[arg-type]
+            answer = answers.pop(0) if len(answers) > 1 else answers[0]
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (answer, args[0]))]
+
+        monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+        monkeypatch.setattr(
+            "django_sitemaps_plus.fetch._internal_kind",
+            lambda address: None if str(address) == "127.0.0.1" else _internal_kind(address),
+        )
+        instance = Server()
+        with http_server(instance.handler, host="127.0.0.2", port=port) as base:
+            instance.base = base
+            yield instance
+
+    def test_the_connection_uses_the_checked_answer(self, server, internal, connections):
+        port = int(server.base.rsplit(":", 1)[1])
+        server.add("/sitemap.xml", urlset(f"http://rebind.test:{port}/a"))
+        internal.add("/sitemap.xml", b"internal", Content_Type="text/plain")
+        fetched = HttpFetcher(use_env_proxies=False).fetch(f"http://rebind.test:{port}/sitemap.xml")
+        assert b"".join(fetched.chunks).startswith(b"<?xml")
+        fetched.close()
+        assert connections == [("127.0.0.1", port)]
+        assert server.hosts == [f"rebind.test:{port}"]  # the Host header is the name
+        assert internal.requests == []
+
+    def test_each_request_is_checked_again(self, server, internal, connections):
+        port = int(server.base.rsplit(":", 1)[1])
+        server.add("/sitemap.xml", b"", status=301, Location="/s.xml")
+        internal.add("/s.xml", urlset(f"http://rebind.test:{port}/a"))
+        with pytest.raises(FetchError, match=r"rebind\.test resolves to 127\.0\.0\.2, a loopback"):
+            HttpFetcher(use_env_proxies=False).fetch(f"http://rebind.test:{port}/sitemap.xml")
+        assert connections == [("127.0.0.1", port)]
+        assert internal.requests == []
+
+    def test_tls_still_verifies_the_host_name(self, server, internal, connections, monkeypatch):
+        port = int(server.base.rsplit(":", 1)[1])
+        wrapped: list[tuple[object, ...]] = []
+        wrap_socket = ssl.SSLContext.wrap_socket
+
+        def spy(context: ssl.SSLContext, sock: socket.socket, **kwargs: object) -> object:
+            name, peer = kwargs.get("server_hostname"), sock.getpeername()
+            wrapped.append((name, peer, context.check_hostname, context.verify_mode))
+            return wrap_socket(context, sock, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(ssl.SSLContext, "wrap_socket", spy)
+        with pytest.raises(FetchError, match="cannot fetch"):  # a plain HTTP server
+            HttpFetcher(use_env_proxies=False, timeout=5).fetch(f"https://rebind.test:{port}/")
+        # SNI and the certificate's check name the host; the socket is the vetted address.
+        assert wrapped == [("rebind.test", ("127.0.0.1", port), True, ssl.CERT_REQUIRED)]
+        assert internal.requests == []
+
+    def test_through_a_proxy_the_proxy_connects(self, server, internal, connections, monkeypatch):
+        port = int(server.base.rsplit(":", 1)[1])
+        # The server on 127.0.0.2 plays the proxy (rebind.test is not in no_proxy).
+        monkeypatch.setenv("http_proxy", internal.base)
+        internal.add(f"http://rebind.test:{port}/sitemap.xml", urlset("http://rebind.test/a"))
+        fetched = HttpFetcher().fetch(f"http://rebind.test:{port}/sitemap.xml")
+        assert b"".join(fetched.chunks).startswith(b"<?xml")
+        fetched.close()
+        assert connections == [("127.0.0.2", port)]
+
+    def test_an_allowed_host_is_connected_to_by_name(self, server, connections):
+        port = int(server.base.rsplit(":", 1)[1])
+        server.add("/sitemap.xml", urlset(f"http://localhost:{port}/a"))
+        fetched = HttpFetcher(use_env_proxies=False, allow_hosts=["localhost"]).fetch(
+            f"http://localhost:{port}/sitemap.xml"
+        )
+        assert b"".join(fetched.chunks).startswith(b"<?xml")
+        fetched.close()
+        assert connections == [("localhost", port)]
 
 
 class TestFetchErrorsExit2:

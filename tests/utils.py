@@ -54,17 +54,19 @@ class QuietHandler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def http_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
-    """A real HTTP server on 127.0.0.1 (a free port) in a thread for the block;
-    yields its base URL, ``http://127.0.0.1:PORT``."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+def http_server(
+    handler: type[BaseHTTPRequestHandler], host: str = "127.0.0.1", port: int = 0
+) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 (a free port, unless given) in a thread
+    for the block; yields its base URL, ``http://127.0.0.1:PORT``."""
+    server = ThreadingHTTPServer((host, port), handler)
     # A short poll: shutdown() waits for the loop to notice, up to 0.5 s by default.
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
     )
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"http://{host}:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
