@@ -15,6 +15,7 @@ import struct
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from django.http import HttpRequest, HttpResponse
@@ -430,6 +431,66 @@ class TestPrivateAddresses:
             validate(f"{server.base}/sitemap.xml", fetcher=HttpFetcher())
 
 
+def tls_context(folder: Path, name: str) -> ssl.SSLContext:
+    """A server context whose certificate, for ``name``, a new test CA signed
+    (written to ``folder/ca.pem``)."""
+    pytest.importorskip("cryptography")
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = dt.datetime.now(dt.timezone.utc)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+
+    def certificate(subject: str, public: ec.EllipticCurvePublicKey, ca: bool) -> x509.Certificate:
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test CA")]))
+            .public_key(public)
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(hours=1))
+            .not_valid_after(now + dt.timedelta(hours=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+                critical=False,
+            )
+        )
+        if ca:  # (a key usage, as strict verification, Python 3.13's default, wants)
+            signs = x509.KeyUsage(
+                digital_signature=False,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
+            )
+            builder = builder.add_extension(signs, critical=True)
+        else:
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([x509.DNSName(subject)]), critical=False
+            )
+        return builder.sign(ca_key, hashes.SHA256())
+
+    pem = serialization.Encoding.PEM
+    (folder / "ca.pem").write_bytes(
+        certificate("test CA", ca_key.public_key(), True).public_bytes(pem)
+    )
+    (folder / "cert.pem").write_bytes(certificate(name, key.public_key(), False).public_bytes(pem))
+    (folder / "key.pem").write_bytes(
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
+    return context
+
+
 class TestTheCheckedAddressIsConnectedTo:
     """DNS rebinding: a name answers a public address to the check and an
     internal one to the lookup after. The connection goes to the address
@@ -499,6 +560,32 @@ class TestTheCheckedAddressIsConnectedTo:
             HttpFetcher(use_env_proxies=False, timeout=5).fetch(f"https://rebind.test:{port}/")
         # SNI and the certificate's check name the host; the socket is the vetted address.
         assert wrapped == [("rebind.test", ("127.0.0.1", port), True, ssl.CERT_REQUIRED)]
+        assert internal.requests == []
+
+    @pytest.mark.parametrize("certified", ["rebind.test", "another.test"])
+    def test_tls_checks_the_certificate_against_the_name(
+        self, internal, connections, monkeypatch, tmp_path, certified
+    ):
+        """A real TLS server on the checked address: its certificate is
+        accepted for the URL's host name only (a test CA, trusted here)."""
+        server_side = tls_context(tmp_path, certified)
+        monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))
+        site = Server()
+        with http_server(site.handler, tls=server_side) as base:
+            port = int(base.rsplit(":", 1)[1])
+            site.add("/sitemap.xml", urlset(f"https://rebind.test:{port}/a"))
+            url = f"https://rebind.test:{port}/sitemap.xml"
+            fetcher = HttpFetcher(use_env_proxies=False, timeout=5)
+            if certified == "rebind.test":
+                fetched = fetcher.fetch(url)
+                assert b"".join(fetched.chunks).startswith(b"<?xml")
+                fetched.close()
+                assert site.requests == ["/sitemap.xml"]
+            else:
+                with pytest.raises(FetchError, match="certificate verify failed"):
+                    fetcher.fetch(url)
+                assert site.requests == []
+        assert connections == [("127.0.0.1", port)]
         assert internal.requests == []
 
     def test_through_a_proxy_the_proxy_connects(self, server, internal, connections, monkeypatch):

@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -55,18 +56,24 @@ class QuietHandler(BaseHTTPRequestHandler):
 
 @contextmanager
 def http_server(
-    handler: type[BaseHTTPRequestHandler], host: str = "127.0.0.1", port: int = 0
+    handler: type[BaseHTTPRequestHandler],
+    host: str = "127.0.0.1",
+    port: int = 0,
+    tls: ssl.SSLContext | None = None,
 ) -> Iterator[str]:
     """A real HTTP server on 127.0.0.1 (a free port, unless given) in a thread
-    for the block; yields its base URL, ``http://127.0.0.1:PORT``."""
+    for the block; yields its base URL, ``http://127.0.0.1:PORT`` (``https``
+    with a ``tls`` server context)."""
     server = ThreadingHTTPServer((host, port), handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     # A short poll: shutdown() waits for the loop to notice, up to 0.5 s by default.
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
     )
     thread.start()
     try:
-        yield f"http://{host}:{server.server_address[1]}"
+        yield f"{'http' if tls is None else 'https'}://{host}:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
