@@ -8,7 +8,8 @@ never followed silently: each hop is recorded, so the report can say so; a
 redirect is followed only within the origin (scheme, host, port) that was
 asked for, never to another one. Over HTTP, a host that resolves to a
 private, loopback or link-local address is refused before any connection,
-unless the caller named it (``allow_hosts``).
+unless the caller named it (``allow_hosts``); otherwise the connection goes
+to the addresses checked, never to those of a second lookup (DNS rebinding).
 """
 
 from __future__ import annotations
@@ -191,6 +192,8 @@ class HttpFetcher:
     private, loopback or link-local, unless it is one of ``allow_hosts``
     (host names or IP addresses, compared without the port): a sitemap,
     or a server's redirect, cannot make the validator reach inside a network.
+    The connection goes to the addresses checked, not to a second lookup's,
+    which a DNS-rebinding name would answer with an internal one.
     """
 
     def __init__(
@@ -215,13 +218,14 @@ class HttpFetcher:
 
         if urlsplit(url).scheme not in ("http", "https"):
             raise FetchError(f"not an http(s) URL: {url}")
-        self._check_addresses(url)
+        vetted = self._check_addresses(url)
         try:
             answer = http.request(
                 url,
                 headers={"User-Agent": USER_AGENT, "Accept-Encoding": "identity"},
                 timeout=self.timeout,
                 use_env_proxies=self.use_env_proxies,
+                connect_to=vetted,
             )
         except http.Unreachable as exc:
             raise FetchError(f"cannot fetch {exc}") from exc
@@ -236,20 +240,23 @@ class HttpFetcher:
             answer.close,
         )
 
-    def _check_addresses(self, url: str) -> None:
-        """FetchError unless ``url``'s host is allowed or resolves to public
-        addresses only (every one of them: a connection may use any)."""
+    def _check_addresses(self, url: str) -> list[str] | None:
+        """FetchError unless ``url``'s host is allowed (None) or resolves to
+        public addresses only (every one of them: a connection may use any),
+        which are returned: the connection uses these, as a second lookup
+        could answer otherwise."""
         parts = urlsplit(url)
         host = parts.hostname
         if not host:
             raise FetchError(f"no host in {url}")
         if host in self.allow_hosts:
-            return
+            return None
         try:
             port = parts.port or (443 if parts.scheme == "https" else 80)
             addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except (OSError, ValueError) as exc:  # gaierror, a bad port, an invalid name
             raise FetchError(f"cannot resolve {host} for {url}: {_reason(exc)}") from exc
+        vetted: list[str] = []
         for *_, sockaddr in addresses:
             address = ipaddress.ip_address(str(sockaddr[0]).partition("%")[0])
             kind = _internal_kind(address)
@@ -258,6 +265,9 @@ class HttpFetcher:
                     f"refused {url}: {host} resolves to {address}, a {kind} address "
                     f"(fetched only when named: --allow-host {host})"
                 )
+            if str(address) not in vetted:
+                vetted.append(str(address))
+        return vetted
 
 
 def host_name(host: str) -> str:

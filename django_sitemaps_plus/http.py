@@ -6,13 +6,17 @@ process that never leaves the site pays nothing for ssl and email. Redirects
 are never followed here: the caller sees every hop (the validator records
 each as a finding; IndexNow treats one as a failure). Non-2xx answers are
 returned, not raised; only a failure to get an answer raises ``Unreachable``.
+A caller that vetted the addresses of the URL's host (the validator) has the
+connection made to those, not to a second lookup (``connect_to``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import socket
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
+from urllib.parse import urlsplit
 
 #: Sent with every request; callers may name themselves (the validator does).
 USER_AGENT = "django-sitemaps-plus"
@@ -47,20 +51,60 @@ def retryable(status: int) -> bool:
 _openers: dict[bool, Any] = {}
 
 
-def _opener(use_env_proxies: bool) -> Any:
-    if use_env_proxies not in _openers:
-        import urllib.request
+def _opener(use_env_proxies: bool, connect_to: tuple[str, Sequence[str]] | None = None) -> Any:
+    if connect_to is None and use_env_proxies in _openers:
+        return _openers[use_env_proxies]
+    import urllib.request
 
-        class NoRedirects(urllib.request.HTTPRedirectHandler):
-            # None makes urllib hand the 3xx back as an answer (HTTPError).
-            def redirect_request(self, *args: object, **kwargs: object) -> None:
-                return None
+    class NoRedirects(urllib.request.HTTPRedirectHandler):
+        # None makes urllib hand the 3xx back as an answer (HTTPError).
+        def redirect_request(self, *args: object, **kwargs: object) -> None:
+            return None
 
-        handlers: list[urllib.request.BaseHandler] = [NoRedirects()]
-        if not use_env_proxies:
-            handlers.append(urllib.request.ProxyHandler({}))
+    handlers: list[urllib.request.BaseHandler] = [NoRedirects()]
+    if not use_env_proxies:
+        handlers.append(urllib.request.ProxyHandler({}))
+    if connect_to is None:
         _openers[use_env_proxies] = urllib.request.build_opener(*handlers)
-    return _openers[use_env_proxies]
+        return _openers[use_env_proxies]
+    dial = _dialer(*connect_to)
+
+    class Pinned(urllib.request.AbstractHTTPHandler):
+        def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+            def connection(*args: Any, **options: Any) -> Any:
+                made = http_class(*args, **options)
+                # Only the TCP connection changes: the Host header and TLS
+                # (SNI, the certificate's name) still use the URL's host.
+                made._create_connection = dial
+                return made
+
+            return super().do_open(connection, req, **kwargs)
+
+    class PinnedHTTP(Pinned, urllib.request.HTTPHandler):
+        pass
+
+    class PinnedHTTPS(Pinned, urllib.request.HTTPSHandler):
+        pass
+
+    # (Instances of the default handlers' subclasses replace them.)
+    return urllib.request.build_opener(*handlers, PinnedHTTP(), PinnedHTTPS())
+
+
+def _dialer(host: str, addresses: Sequence[str]) -> Callable[..., socket.socket]:
+    """``socket.create_connection`` for ``host`` at ``addresses``, in order."""
+
+    def dial(address: tuple[str, int], *args: Any) -> socket.socket:
+        if address[0].lower() != host:  # a proxy: it connects to the host itself
+            return socket.create_connection(address, *args)
+        failure: OSError = OSError(f"no address to connect to for {host}")
+        for ip in addresses:
+            try:
+                return socket.create_connection((ip, address[1]), *args)
+            except OSError as exc:
+                failure = exc
+        raise failure
+
+    return dial
 
 
 def request(
@@ -71,10 +115,14 @@ def request(
     headers: Mapping[str, str] | None = None,
     timeout: float,
     use_env_proxies: bool = True,
+    connect_to: Sequence[str] | None = None,
 ) -> Answer:
     """Send one request; the answer, whatever its status (close it when done).
 
-    ``timeout`` bounds connecting and each read. Raises ``Unreachable``.
+    ``timeout`` bounds connecting and each read. ``connect_to``: the IP
+    addresses to connect to for the URL's host, tried in order, instead of
+    resolving its name again (through a proxy, the proxy connects). Raises
+    ``Unreachable``.
     """
     import http.client
     import urllib.error
@@ -82,8 +130,9 @@ def request(
 
     sent = {"User-Agent": USER_AGENT, **(headers or {})}
     prepared = urllib.request.Request(url, data=data, method=method, headers=sent)
+    pin = None if connect_to is None else (urlsplit(url).hostname or "", connect_to)
     try:
-        response = _opener(use_env_proxies).open(prepared, timeout=timeout)
+        response = _opener(use_env_proxies, pin).open(prepared, timeout=timeout)
     except urllib.error.HTTPError as exc:
         # A status outside 2xx, redirects included: an answer, not a failure.
         answer_headers = dict(exc.headers.items()) if exc.headers else {}

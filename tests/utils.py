@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import multiprocessing
 import os
+import signal
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -52,17 +55,25 @@ class QuietHandler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def http_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
-    """A real HTTP server on 127.0.0.1 (a free port) in a thread for the block;
-    yields its base URL, ``http://127.0.0.1:PORT``."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+def http_server(
+    handler: type[BaseHTTPRequestHandler],
+    host: str = "127.0.0.1",
+    port: int = 0,
+    tls: ssl.SSLContext | None = None,
+) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 (a free port, unless given) in a thread
+    for the block; yields its base URL, ``http://127.0.0.1:PORT`` (``https``
+    with a ``tls`` server context)."""
+    server = ThreadingHTTPServer((host, port), handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     # A short poll: shutdown() waits for the loop to notice, up to 0.5 s by default.
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
     )
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"{'http' if tls is None else 'https'}://{host}:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
@@ -106,6 +117,33 @@ def failing_page(monkeypatch: Any, number: int, fault: Callable[[], None] | None
         return original(self, page, site, info)
 
     monkeypatch.setattr(ModelSection, "page_entries", failing)
+
+
+def worker_dies_writing(monkeypatch: Any, name: str) -> None:
+    """The build worker that writes the file ``name`` dies (SIGKILL) as its
+    content is first read: into the temporary file of a ``FileSystemStorage``,
+    or by an object store for the upload. Workers are forked, so they inherit
+    the patch; the process that holds the build lock never dies."""
+    from django_sitemaps_plus.build import files
+    from django_sitemaps_plus.serving.storage import write_atomic
+
+    class DyingSource:
+        def __init__(self, source: Any) -> None:
+            self._source = source
+
+        def read(self, size: int = -1) -> bytes:
+            os.kill(os.getpid(), signal.SIGKILL)
+            raise AssertionError("unreachable: the process ended")
+
+        def __getattr__(self, attribute: str) -> Any:
+            return getattr(self._source, attribute)
+
+    def dying(storage: Any, path: str, source: Any) -> None:
+        if os.path.basename(path) == name and multiprocessing.parent_process() is not None:
+            source = DyingSource(source)
+        write_atomic(storage, path, source)
+
+    monkeypatch.setattr(files, "write_atomic", dying)
 
 
 def at(day: int, hour: int = 12) -> dt.datetime:

@@ -19,13 +19,11 @@ Replacing a file never shows a reader a half-written one:
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
-import signal
 import tempfile
 import uuid
 from collections.abc import Iterable, Iterator
-from typing import IO, Any, cast
+from typing import IO
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.files import File
@@ -85,8 +83,6 @@ def write_atomic(storage: Storage, name: str, source: IO[bytes]) -> None:
             with open(temporary, "wb") as out:
                 while chunk := source.read(COPY_CHUNK):
                     out.write(chunk)
-                    if TEST_KILL_ENV in os.environ:
-                        _test_kill_point(name, out)
                 out.flush()
                 os.fsync(out.fileno())
             if storage.file_permissions_mode is not None:
@@ -102,48 +98,9 @@ def write_atomic(storage: Storage, name: str, source: IO[bytes]) -> None:
     # name instead needs room made first.
     if storage.get_available_name(name) != name:
         storage.delete(name)
-    if TEST_KILL_ENV in os.environ:
-        source = cast("IO[bytes]", _DyingSource(name, source))
     saved = storage.save(name, File(source, name=os.path.basename(name)))
     if saved != name:  # pragma: no cover - a storage that renames regardless
         raise OSError(f"Storage saved {name!r} as {saved!r}.")
-
-
-#: Test-only: a worker process writing this file dies (SIGKILL) with part of
-#: it in its temporary file (``kill_point``).
-TEST_KILL_ENV = "SITEMAPS_PLUS_TEST_KILL_WRITING"
-
-
-def kill_point(name: str) -> bool:
-    """Whether a test asked this worker process to die while writing ``name``
-    (``TEST_KILL_ENV``: a file name): only ever in a worker, never in the
-    process that holds the build lock."""
-    wanted = os.environ.get(TEST_KILL_ENV)
-    return bool(wanted) and wanted == name and multiprocessing.parent_process() is not None
-
-
-def _test_kill_point(name: str, out: IO[bytes] | None = None) -> None:
-    if kill_point(os.path.basename(name)):
-        if out is not None:
-            out.flush()
-        os.kill(os.getpid(), signal.SIGKILL)  # pragma: no cover - the process ends here
-
-
-class _DyingSource:
-    """Test-only: the content of an upload to an object store; the worker
-    dies (``TEST_KILL_ENV``) once the storage has read part of it."""
-
-    def __init__(self, name: str, source: IO[bytes]) -> None:
-        self._name = name
-        self._source = source
-
-    def read(self, size: int = -1) -> bytes:
-        data = self._source.read(size)
-        _test_kill_point(self._name)
-        return data
-
-    def __getattr__(self, attribute: str) -> Any:
-        return getattr(self._source, attribute)
 
 
 def write_bytes(storage: Storage, name: str, chunks: Iterable[bytes]) -> None:

@@ -18,9 +18,8 @@ from django_sitemaps_plus.build import BuildFailed, build, workers
 from django_sitemaps_plus.build.files import MANIFEST_NAME
 from django_sitemaps_plus.build.plan import PLAN_DIR, load_plan
 from django_sitemaps_plus.sections import ModelSection
-from django_sitemaps_plus.serving.storage import TEST_KILL_ENV
 from tests.testapp.models import Article
-from tests.utils import articles, at, files_of, locs
+from tests.utils import articles, at, files_of, locs, worker_dies_writing
 
 # Committed rows: on PostgreSQL or MariaDB the workers read them on their own
 # connections (an in-memory SQLite database is copied into each fork).
@@ -78,7 +77,7 @@ class TestWorkers:
         build(storage)
         before = files_of(out)
         Article.objects.update(slug="changed")  # every file changes
-        monkeypatch.setenv(TEST_KILL_ENV, "sitemap-articles-2.xml")
+        worker_dies_writing(monkeypatch, "sitemap-articles-2.xml")
 
         with pytest.raises(CommandError, match=r"sitemap-articles-2\.xml") as failed:
             call_command("build_sitemaps", "--dir", str(out), "--jobs", "2", "--quiet")
@@ -88,7 +87,7 @@ class TestWorkers:
         missing = error.files
         assert "sitemap-articles-2.xml" in missing
 
-        # Killed with part of the file in its temporary file: the served set
+        # Killed while writing, its temporary file left behind: the served set
         # is the previous one (files finished meanwhile are complete, and the
         # old index and manifest name only complete files).
         assert [p.name for p in out.glob(".sitemap-articles-2.xml.*.tmp")]
@@ -106,7 +105,7 @@ class TestWorkers:
         records.mkdir(exist_ok=True)
         (records / f".record.json.{'a' * 32}.tmp").write_bytes(b"{")
 
-        monkeypatch.delenv(TEST_KILL_ENV)
+        monkeypatch.undo()
         rerun = report("--dir", str(out), "--jobs", "2")
         # Only what was missing is written (the index too when it changed);
         # the rest was built before the worker died.

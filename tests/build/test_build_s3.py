@@ -31,10 +31,19 @@ from django_sitemaps_plus.build import status as build_status
 from django_sitemaps_plus.build.files import MANIFEST_NAME
 from django_sitemaps_plus.build.lock import build_lock
 from django_sitemaps_plus.build.plan import PLAN_DIR
-from django_sitemaps_plus.serving.storage import TEST_KILL_ENV, get_build_storage
+from django_sitemaps_plus.serving.storage import get_build_storage
 from tests.build.test_build_jobs import pages, report  # noqa: F401 (pages: a fixture)
 from tests.testapp.models import Article
-from tests.utils import assert_schema_valid, at, failing_page, fetch, free_port, locs, wait_for_port
+from tests.utils import (
+    assert_schema_valid,
+    at,
+    failing_page,
+    fetch,
+    free_port,
+    locs,
+    wait_for_port,
+    worker_dies_writing,
+)
 
 # ``pages``: five files of two articles each (tests/build/test_build_jobs.py).
 pytestmark = [
@@ -310,8 +319,8 @@ class TestBuildIntoS3:
         before = bucket.objects()
         Article.objects.update(slug="changed")  # every file changes
         # The worker uploading page 2 dies (SIGKILL) as the storage reads its
-        # content for the upload (storage.write_atomic's test hook).
-        monkeypatch.setenv(TEST_KILL_ENV, "sitemap-articles-2.xml")
+        # content for the upload (tests.utils.worker_dies_writing).
+        worker_dies_writing(monkeypatch, "sitemap-articles-2.xml")
         with pytest.raises(CommandError) as failed:
             call_command("build_sitemaps", "--storage", "sitemaps", "--jobs", "2", "--quiet")
         assert failed.value.returncode == 1
@@ -324,7 +333,7 @@ class TestBuildIntoS3:
         assert bucket.versions()["sitemap-articles-2.xml"] == 1
         for loc in locs(after["sitemap.xml"]):
             assert_schema_valid(after[loc.rsplit("/", 1)[1]])
-        monkeypatch.delenv(TEST_KILL_ENV)
+        monkeypatch.undo()
         result = report("--storage", "sitemaps", "--jobs", "2")
         assert "sitemap-articles-2.xml" in result["written"]
         assert b"changed" in bucket.read("sitemap-articles-2.xml")

@@ -10,10 +10,12 @@ import io
 import ipaddress
 import json
 import socket
+import ssl
 import struct
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from django.http import HttpRequest, HttpResponse
@@ -67,9 +69,10 @@ class Server:
         self.routes: dict[str, Route] = {}
         #: path → seconds to wait before each CHUNK_SIZE piece of the body.
         self.trickle: dict[str, float] = {}
-        #: Every path asked for, in order.
+        #: Every path asked for, in order, and the Host header of each.
         self.requests: list[str] = []
-        routes, trickle, requests = self.routes, self.trickle, self.requests
+        self.hosts: list[str] = []
+        routes, trickle, requests, hosts = self.routes, self.trickle, self.requests, self.hosts
 
         #: path → how its body breaks off after half of it: "stall" (until the
         #: test ends), "close" (a short body) or "reset" (TCP reset).
@@ -80,6 +83,7 @@ class Server:
         class Handler(QuietHandler):
             def do_GET(self) -> None:
                 requests.append(self.path)
+                hosts.append(self.headers.get("Host", ""))
                 if self.path == "/slow.xml":
                     time.sleep(1.5)
                 status, headers, body = routes.get(self.path, (404, {}, b"not found"))
@@ -425,6 +429,184 @@ class TestPrivateAddresses:
         assert validate(f"{server.base}/sitemap.xml").findings == []
         with pytest.raises(UnreadableTarget, match="loopback"):
             validate(f"{server.base}/sitemap.xml", fetcher=HttpFetcher())
+
+
+def tls_context(folder: Path, name: str) -> ssl.SSLContext:
+    """A server context whose certificate, for ``name``, a new test CA signed
+    (written to ``folder/ca.pem``)."""
+    pytest.importorskip("cryptography")
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = dt.datetime.now(dt.timezone.utc)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+
+    def certificate(subject: str, public: ec.EllipticCurvePublicKey, ca: bool) -> x509.Certificate:
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test CA")]))
+            .public_key(public)
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(hours=1))
+            .not_valid_after(now + dt.timedelta(hours=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+                critical=False,
+            )
+        )
+        if ca:  # (a key usage, as strict verification, Python 3.13's default, wants)
+            signs = x509.KeyUsage(
+                digital_signature=False,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
+            )
+            builder = builder.add_extension(signs, critical=True)
+        else:
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([x509.DNSName(subject)]), critical=False
+            )
+        return builder.sign(ca_key, hashes.SHA256())
+
+    pem = serialization.Encoding.PEM
+    (folder / "ca.pem").write_bytes(
+        certificate("test CA", ca_key.public_key(), True).public_bytes(pem)
+    )
+    (folder / "cert.pem").write_bytes(certificate(name, key.public_key(), False).public_bytes(pem))
+    (folder / "key.pem").write_bytes(
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
+    return context
+
+
+class TestTheCheckedAddressIsConnectedTo:
+    """DNS rebinding: a name answers a public address to the check and an
+    internal one to the lookup after. The connection goes to the address
+    checked, or the fetch is refused; never to the second answer. Here
+    127.0.0.1 (judged public) stands in for the public address, and 127.0.0.2
+    for the internal one, where another server listens on the same port."""
+
+    @pytest.fixture
+    def internal(self, server: Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+        port = int(server.base.rsplit(":", 1)[1])
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.2", port))
+            except OSError:
+                pytest.skip("127.0.0.2 is not a local address here")
+        resolve = socket.getaddrinfo
+        answers = ["127.0.0.1", "127.0.0.2"]
+
+        def rebinding(host: str, *args: object, **kwargs: object) -> object:
+            if host != "rebind.test":
+                return resolve(host, *args, **kwargs)  # type: ignore[arg-type]
+            answer = answers.pop(0) if len(answers) > 1 else answers[0]
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (answer, args[0]))]
+
+        monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+        monkeypatch.setattr(
+            "django_sitemaps_plus.fetch._internal_kind",
+            lambda address: None if str(address) == "127.0.0.1" else _internal_kind(address),
+        )
+        instance = Server()
+        with http_server(instance.handler, host="127.0.0.2", port=port) as base:
+            instance.base = base
+            yield instance
+
+    def test_the_connection_uses_the_checked_answer(self, server, internal, connections):
+        port = int(server.base.rsplit(":", 1)[1])
+        server.add("/sitemap.xml", urlset(f"http://rebind.test:{port}/a"))
+        internal.add("/sitemap.xml", b"internal", Content_Type="text/plain")
+        fetched = HttpFetcher(use_env_proxies=False).fetch(f"http://rebind.test:{port}/sitemap.xml")
+        assert b"".join(fetched.chunks).startswith(b"<?xml")
+        fetched.close()
+        assert connections == [("127.0.0.1", port)]
+        assert server.hosts == [f"rebind.test:{port}"]  # the Host header is the name
+        assert internal.requests == []
+
+    def test_each_request_is_checked_again(self, server, internal, connections):
+        port = int(server.base.rsplit(":", 1)[1])
+        server.add("/sitemap.xml", b"", status=301, Location="/s.xml")
+        internal.add("/s.xml", urlset(f"http://rebind.test:{port}/a"))
+        with pytest.raises(FetchError, match=r"rebind\.test resolves to 127\.0\.0\.2, a loopback"):
+            HttpFetcher(use_env_proxies=False).fetch(f"http://rebind.test:{port}/sitemap.xml")
+        assert connections == [("127.0.0.1", port)]
+        assert internal.requests == []
+
+    def test_tls_still_verifies_the_host_name(self, server, internal, connections, monkeypatch):
+        port = int(server.base.rsplit(":", 1)[1])
+        wrapped: list[tuple[object, ...]] = []
+        wrap_socket = ssl.SSLContext.wrap_socket
+
+        def spy(context: ssl.SSLContext, sock: socket.socket, **kwargs: object) -> object:
+            name, peer = kwargs.get("server_hostname"), sock.getpeername()
+            wrapped.append((name, peer, context.check_hostname, context.verify_mode))
+            return wrap_socket(context, sock, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(ssl.SSLContext, "wrap_socket", spy)
+        with pytest.raises(FetchError, match="cannot fetch"):  # a plain HTTP server
+            HttpFetcher(use_env_proxies=False, timeout=5).fetch(f"https://rebind.test:{port}/")
+        # SNI and the certificate's check name the host; the socket is the vetted address.
+        assert wrapped == [("rebind.test", ("127.0.0.1", port), True, ssl.CERT_REQUIRED)]
+        assert internal.requests == []
+
+    @pytest.mark.parametrize("certified", ["rebind.test", "another.test"])
+    def test_tls_checks_the_certificate_against_the_name(
+        self, internal, connections, monkeypatch, tmp_path, certified
+    ):
+        """A real TLS server on the checked address: its certificate is
+        accepted for the URL's host name only (a test CA, trusted here)."""
+        server_side = tls_context(tmp_path, certified)
+        monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))
+        site = Server()
+        with http_server(site.handler, tls=server_side) as base:
+            port = int(base.rsplit(":", 1)[1])
+            site.add("/sitemap.xml", urlset(f"https://rebind.test:{port}/a"))
+            url = f"https://rebind.test:{port}/sitemap.xml"
+            fetcher = HttpFetcher(use_env_proxies=False, timeout=5)
+            if certified == "rebind.test":
+                fetched = fetcher.fetch(url)
+                assert b"".join(fetched.chunks).startswith(b"<?xml")
+                fetched.close()
+                assert site.requests == ["/sitemap.xml"]
+            else:
+                with pytest.raises(FetchError, match="certificate verify failed"):
+                    fetcher.fetch(url)
+                assert site.requests == []
+        assert connections == [("127.0.0.1", port)]
+        assert internal.requests == []
+
+    def test_through_a_proxy_the_proxy_connects(self, server, internal, connections, monkeypatch):
+        port = int(server.base.rsplit(":", 1)[1])
+        # The server on 127.0.0.2 plays the proxy (rebind.test is not in no_proxy).
+        monkeypatch.setenv("http_proxy", internal.base)
+        internal.add(f"http://rebind.test:{port}/sitemap.xml", urlset("http://rebind.test/a"))
+        fetched = HttpFetcher().fetch(f"http://rebind.test:{port}/sitemap.xml")
+        assert b"".join(fetched.chunks).startswith(b"<?xml")
+        fetched.close()
+        assert connections == [("127.0.0.2", port)]
+
+    def test_an_allowed_host_is_connected_to_by_name(self, server, connections):
+        port = int(server.base.rsplit(":", 1)[1])
+        server.add("/sitemap.xml", urlset(f"http://localhost:{port}/a"))
+        fetched = HttpFetcher(use_env_proxies=False, allow_hosts=["localhost"]).fetch(
+            f"http://localhost:{port}/sitemap.xml"
+        )
+        assert b"".join(fetched.chunks).startswith(b"<?xml")
+        fetched.close()
+        assert connections == [("localhost", port)]
 
 
 class TestFetchErrorsExit2:
