@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -208,8 +208,8 @@ def method_values(
     items: Sequence[Any],
     name: str,
     prefetch: Sequence[str],
-    convert: Callable[[Any], list[Any]],
-) -> list[list[Any]]:
+    convert: Callable[[Any], Any],
+) -> list[Any]:
     """``convert`` of what method ``name`` gives for each of ``items``.
     The method is looked up on the section (called with the item) or else on
     the model instance (called without arguments). Either way it gets model
@@ -224,6 +224,27 @@ def method_values(
     if on_section is not None:
         return [convert(on_section(obj)) if obj is not None else [] for obj in objects]
     return [convert(getattr(obj, name)()) if obj is not None else [] for obj in objects]
+
+
+def item_rows(
+    section: Section, items: Sequence[Any], paths: Sequence[str], **filters: Any
+) -> list[list[Any]]:
+    """Each of ``items``' rows of ``paths`` (a row: a list of their values).
+    Instances holding the columns themselves (no path across a relation) are
+    read without a query, one row each; otherwise ``batch_rows`` reads them
+    in one query, a path across a reverse relation giving an item any number.
+    """
+    if items and isinstance(items[0], models.Model) and not any("__" in p for p in paths):
+        return [[[getattr(item, path, None) for path in paths]] for item in items]
+    return by_item(section, items, batch_rows(section, items, paths, **filters))
+
+
+def by_item(section: Section, items: Sequence[Any], rows: Iterable[Any]) -> list[list[Any]]:
+    """``rows`` of ``(key, *values)`` as each of ``items``' list of values."""
+    found: dict[Any, list[Any]] = {}
+    for key, *values in rows:
+        found.setdefault(key, []).append(values)
+    return [found.get(section.item_pk(item), []) for item in items]
 
 
 def batch_rows(section: Section, items: Sequence[Any], paths: Sequence[str], **filters: Any) -> Any:
@@ -276,6 +297,8 @@ def file_urls(field: Any) -> Callable[[Any], Any]:
     def convert(name: Any) -> Any:
         if not name:
             return None
+        if not isinstance(name, str):  # an instance's FieldFile: media_url reads it
+            return name
         if (
             prefix is not None
             and _PLAIN_NAME_RE.fullmatch(name)

@@ -15,14 +15,13 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.core.checks import CheckMessage
-from django.db import models
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.engine import xml
 from django_sitemaps_plus.extensions.base import (
     Extension,
-    batch_rows,
     file_urls,
+    item_rows,
     media_url,
     method_values,
     resolve_field,
@@ -71,18 +70,9 @@ class Images(Extension):
         if self.method is not None:
             return method_values(section, items, self.method, self.prefetch, _non_empty)
         path = self.field or ""
-        model: type[models.Model] = section.get_model()  # type: ignore[attr-defined]
-        field = resolve_field(model, path)
-        if "__" not in path and items and isinstance(items[0], models.Model):
-            # The instance has the column already: no query.
-            return [_non_empty([getattr(item, path)]) for item in items]
-        found: dict[Any, list[Any]] = {}
-        rows = batch_rows(section, items, [path], **{f"{path}__isnull": False})
-        to_url = file_urls(field)
-        for key, value in rows:
-            if value not in (None, ""):
-                found.setdefault(key, []).append(to_url(value))
-        return [found.get(section.item_pk(item), []) for item in items]
+        to_url = file_urls(resolve_field(section.get_model(), path))  # type: ignore[attr-defined]
+        rows = item_rows(section, items, [path], **{f"{path}__isnull": False})
+        return [_non_empty(to_url(value) for (value,) in each) for each in rows]
 
     # Output -----------------------------------------------------------------------
 

@@ -26,8 +26,8 @@ from django_sitemaps_plus.engine import xml
 from django_sitemaps_plus.engine.lastmod import format_w3c
 from django_sitemaps_plus.extensions.base import (
     Extension,
-    batch_rows,
     file_urls,
+    item_rows,
     media_url,
     method_values,
     resolve_field,
@@ -131,21 +131,15 @@ class Video(Extension):
             return method_values(section, items, self.method, self.prefetch, _as_list)
         model: type[models.Model] = section.get_model()  # type: ignore[attr-defined]
         names = list(self.fields)
-        paths = [self.fields[name] for name in names]
-        converters = [file_urls(resolve_field(model, path)) for path in paths]
-        found: dict[Any, list[VideoInfo]] = {}
-        for key, *values in batch_rows(section, items, paths):
-            if all(v in (None, "") for v in values):
-                continue
-            found.setdefault(key, []).append(
-                _info(
-                    {
-                        name: convert(value)
-                        for name, convert, value in zip(names, converters, values)
-                    }
-                )
-            )
-        return [found.get(section.item_pk(item), []) for item in items]
+        converters = [file_urls(resolve_field(model, self.fields[name])) for name in names]
+        return [
+            [
+                _info({name: to(value) for name, to, value in zip(names, converters, row)})
+                for row in rows
+                if not all(value in (None, "") for value in row)
+            ]
+            for rows in item_rows(section, items, list(self.fields.values()))
+        ]
 
     # Output -----------------------------------------------------------------------
 
