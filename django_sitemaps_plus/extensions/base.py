@@ -107,6 +107,24 @@ def section_error(
     return kind(f"{label}: {message}", hint=hint, obj=section, id=check_id)
 
 
+def source_errors(
+    section: Any, name: str, method: str | None, fields: str, ids: tuple[str, str]
+) -> list[CheckMessage]:
+    """Where ``name`` (``Images``, ``Video``) reads its values: a ``method``
+    that the section or its model has (else ``ids[0]``), or else ``fields`` of
+    a ``ModelSection`` (else ``ids[1]``)."""
+    model = getattr(section, "model", None)
+    if method is not None:
+        if hasattr(section, method) or (model is not None and hasattr(model, method)):
+            return []
+        message = f"{name}(method={method!r}): neither the section nor the model has that method."
+        return [section_error(section, message, ids[0])]
+    if model is None:
+        message = f"{name}({fields}) needs a ModelSection; use method=... on other sections."
+        return [section_error(section, message, ids[1])]
+    return []
+
+
 #: A path that ``location.to_uri`` leaves unchanged (only URI characters, no
 #: bracket, no fragment): already a URI, it needs no encoding or parsing.
 URI_PATH_RE = re.compile(r"/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*")

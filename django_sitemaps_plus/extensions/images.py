@@ -26,6 +26,7 @@ from django_sitemaps_plus.extensions.base import (
     method_values,
     resolve_field,
     section_error,
+    source_errors,
 )
 from django_sitemaps_plus.extensions.rules import images as rules
 
@@ -127,33 +128,15 @@ class Images(Extension):
             )
             hint = "Google reads at most 1,000 image:image per <url>."
             errors.append(section_error(section, message, "sitemaps_plus.E111", hint))
+        if self.field is not None or self.method is not None:
+            ids = ("sitemaps_plus.E113", "sitemaps_plus.E114")
+            errors += source_errors(section, "Images", self.method, repr(self.field), ids)
         model = getattr(section, "model", None)
-        if self.field is not None:
-            if model is None:
-                errors.append(
-                    section_error(
-                        section,
-                        f"Images({self.field!r}) needs a ModelSection; use method=... on other "
-                        "sections.",
-                        "sitemaps_plus.E114",
-                    )
-                )
-            else:
-                try:
-                    resolve_field(model, self.field)
-                except LookupError as exc:
-                    errors.append(section_error(section, f"Images{exc}", "sitemaps_plus.E112"))
-        elif self.method is not None and not (
-            hasattr(section, self.method) or (model is not None and hasattr(model, self.method))
-        ):
-            errors.append(
-                section_error(
-                    section,
-                    f"Images(method={self.method!r}): neither the section nor the model has "
-                    "that method.",
-                    "sitemaps_plus.E113",
-                )
-            )
+        if self.field is not None and model is not None:
+            try:
+                resolve_field(model, self.field)
+            except LookupError as exc:
+                errors.append(section_error(section, f"Images{exc}", "sitemaps_plus.E112"))
         return errors
 
 

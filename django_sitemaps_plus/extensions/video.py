@@ -32,6 +32,7 @@ from django_sitemaps_plus.extensions.base import (
     method_values,
     resolve_field,
     section_error,
+    source_errors,
 )
 from django_sitemaps_plus.extensions.rules import video as rules
 
@@ -179,17 +180,9 @@ class Video(Extension):
                 f"{rules.MAX_VIDEOS_PER_URL:,}."
             )
             errors.append(section_error(section, message, "sitemaps_plus.E133"))
-        if self.method is not None:
-            if not (hasattr(section, self.method) or hasattr(model, self.method)):
-                message = (
-                    f"Video(method={self.method!r}): neither the section nor the model has "
-                    "that method."
-                )
-                errors.append(section_error(section, message, "sitemaps_plus.E135"))
-            return errors
-        if model is None:
-            message = "Video(fields=...) needs a ModelSection; use method=... on other sections."
-            errors.append(section_error(section, message, "sitemaps_plus.E136"))
+        ids = ("sitemaps_plus.E135", "sitemaps_plus.E136")
+        errors += source_errors(section, "Video", self.method, "fields=...", ids)
+        if self.method is not None or model is None:
             return errors
         unknown = sorted(set(self.fields) - _INFO_FIELDS)
         if unknown:
