@@ -249,12 +249,28 @@ def item_rows(
 ) -> list[list[Any]]:
     """Each of ``items``' rows of ``paths`` (a row: a list of their values).
     Instances holding the columns themselves (no path across a relation) are
-    read without a query, one row each; otherwise ``batch_rows`` reads them
-    in one query, a path across a reverse relation giving an item any number.
+    read without a query, one row each. Otherwise one query reads the batch's
+    rows: a path across a reverse relation gives one row per related row, in
+    a stable order, by the item's key and then by the key of each related row
+    (``photos__file``: by photo), so an item's images or videos are listed in
+    the same order on every database and every request.
     """
     if items and isinstance(items[0], models.Model) and not any("__" in p for p in paths):
         return [[[getattr(item, path, None) for path in paths]] for item in items]
-    return by_item(section, items, batch_rows(section, items, paths, **filters))
+    order = ["pk"]
+    for path in paths:
+        if "__" in path:
+            related = f"{path.rsplit('__', 1)[0]}__pk"
+            if related not in order:
+                order.append(related)
+    rows = (
+        section.get_model()  # type: ignore[attr-defined]
+        ._base_manager.filter(pk__in=[section.item_pk(i) for i in items])
+        .filter(**filters)
+        .order_by(*order)
+        .values_list("pk", *paths)
+    )
+    return by_item(section, items, rows)
 
 
 def by_item(section: Section, items: Sequence[Any], rows: Iterable[Any]) -> list[list[Any]]:
@@ -263,28 +279,6 @@ def by_item(section: Section, items: Sequence[Any], rows: Iterable[Any]) -> list
     for key, *values in rows:
         found.setdefault(key, []).append(values)
     return [found.get(section.item_pk(item), []) for item in items]
-
-
-def batch_rows(section: Section, items: Sequence[Any], paths: Sequence[str], **filters: Any) -> Any:
-    """``values_list("pk", *paths)`` of the batch's rows: one query.
-    A path across a reverse relation gives one row per related row; rows come
-    in a stable order, by the item's key and then by the key of each related
-    row (``photos__file``: by photo), so an item's images or videos are listed
-    in the same order on every database and every request.
-    """
-    model = section.get_model()  # type: ignore[attr-defined]
-    order = ["pk"]
-    for path in paths:
-        if "__" in path:
-            related = f"{path.rsplit('__', 1)[0]}__pk"
-            if related not in order:
-                order.append(related)
-    return (
-        model._base_manager.filter(pk__in=[section.item_pk(i) for i in items])
-        .filter(**filters)
-        .order_by(*order)
-        .values_list("pk", *paths)
-    )
 
 
 def file_urls(field: Any) -> Callable[[Any], Any]:
