@@ -77,10 +77,6 @@ class _Tally:
         )
 
 
-def _url_host(target: str) -> str | None:
-    return urlsplit(target).hostname if "://" in target else None
-
-
 class Command(BaseCommand):
     help = (
         "Validate sitemaps: this site's own (rendered in-process, no server needed) or the "
@@ -169,7 +165,8 @@ class Command(BaseCommand):
             # Hosts named on the command line may be private (an intranet,
             # localhost): by --allow-host, or as an address or localhost in a
             # target URL (a DNS name there is checked like any other).
-            named = [*options["allow_host"], *named_hosts(map(_url_host, targets))]
+            hosts = (urlsplit(target).hostname for target in targets if "://" in target)
+            named = [*options["allow_host"], *named_hosts(hosts)]
             fetcher = HttpFetcher(timeout=options["timeout"], allow_hosts=named)
             for target in targets:
                 tally.next_target()
