@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -107,6 +107,24 @@ def section_error(
     return kind(f"{label}: {message}", hint=hint, obj=section, id=check_id)
 
 
+def source_errors(
+    section: Any, name: str, method: str | None, fields: str, ids: tuple[str, str]
+) -> list[CheckMessage]:
+    """Where ``name`` (``Images``, ``Video``) reads its values: a ``method``
+    that the section or its model has (else ``ids[0]``), or else ``fields`` of
+    a ``ModelSection`` (else ``ids[1]``)."""
+    model = getattr(section, "model", None)
+    if method is not None:
+        if hasattr(section, method) or (model is not None and hasattr(model, method)):
+            return []
+        message = f"{name}(method={method!r}): neither the section nor the model has that method."
+        return [section_error(section, message, ids[0])]
+    if model is None:
+        message = f"{name}({fields}) needs a ModelSection; use method=... on other sections."
+        return [section_error(section, message, ids[1])]
+    return []
+
+
 #: A path that ``location.to_uri`` leaves unchanged (only URI characters, no
 #: bracket, no fragment): already a URI, it needs no encoding or parsing.
 URI_PATH_RE = re.compile(r"/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*")
@@ -208,8 +226,8 @@ def method_values(
     items: Sequence[Any],
     name: str,
     prefetch: Sequence[str],
-    convert: Callable[[Any], list[Any]],
-) -> list[list[Any]]:
+    convert: Callable[[Any], Any],
+) -> list[Any]:
     """``convert`` of what method ``name`` gives for each of ``items``.
     The method is looked up on the section (called with the item) or else on
     the model instance (called without arguments). Either way it gets model
@@ -226,26 +244,41 @@ def method_values(
     return [convert(getattr(obj, name)()) if obj is not None else [] for obj in objects]
 
 
-def batch_rows(section: Section, items: Sequence[Any], paths: Sequence[str], **filters: Any) -> Any:
-    """``values_list("pk", *paths)`` of the batch's rows: one query.
-    A path across a reverse relation gives one row per related row; rows come
-    in a stable order, by the item's key and then by the key of each related
-    row (``photos__file``: by photo), so an item's images or videos are listed
-    in the same order on every database and every request.
+def item_rows(
+    section: Section, items: Sequence[Any], paths: Sequence[str], **filters: Any
+) -> list[list[Any]]:
+    """Each of ``items``' rows of ``paths`` (a row: a list of their values).
+    Instances holding the columns themselves (no path across a relation) are
+    read without a query, one row each. Otherwise one query reads the batch's
+    rows: a path across a reverse relation gives one row per related row, in
+    a stable order, by the item's key and then by the key of each related row
+    (``photos__file``: by photo), so an item's images or videos are listed in
+    the same order on every database and every request.
     """
-    model = section.get_model()  # type: ignore[attr-defined]
+    if items and isinstance(items[0], models.Model) and not any("__" in p for p in paths):
+        return [[[getattr(item, path, None) for path in paths]] for item in items]
     order = ["pk"]
     for path in paths:
         if "__" in path:
             related = f"{path.rsplit('__', 1)[0]}__pk"
             if related not in order:
                 order.append(related)
-    return (
-        model._base_manager.filter(pk__in=[section.item_pk(i) for i in items])
+    rows = (
+        section.get_model()  # type: ignore[attr-defined]
+        ._base_manager.filter(pk__in=[section.item_pk(i) for i in items])
         .filter(**filters)
         .order_by(*order)
         .values_list("pk", *paths)
     )
+    return by_item(section, items, rows)
+
+
+def by_item(section: Section, items: Sequence[Any], rows: Iterable[Any]) -> list[list[Any]]:
+    """``rows`` of ``(key, *values)`` as each of ``items``' list of values."""
+    found: dict[Any, list[Any]] = {}
+    for key, *values in rows:
+        found.setdefault(key, []).append(values)
+    return [found.get(section.item_pk(item), []) for item in items]
 
 
 def file_urls(field: Any) -> Callable[[Any], Any]:
@@ -276,6 +309,8 @@ def file_urls(field: Any) -> Callable[[Any], Any]:
     def convert(name: Any) -> Any:
         if not name:
             return None
+        if not isinstance(name, str):  # an instance's FieldFile: media_url reads it
+            return name
         if (
             prefix is not None
             and _PLAIN_NAME_RE.fullmatch(name)

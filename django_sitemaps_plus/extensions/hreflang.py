@@ -27,7 +27,9 @@ from django_sitemaps_plus.extensions.base import (
     URI_PATH_RE,
     Extension,
     ascii_host,
-    instances,
+    by_item,
+    item_rows,
+    method_values,
     section_error,
 )
 from django_sitemaps_plus.extensions.rules import hreflang as rules
@@ -149,16 +151,8 @@ class Hreflang(Extension):
         translated field is filled.
         """
         plan = self._plan()
-        hook: Callable[[Any], Iterable[str] | None] | None = getattr(
-            section, "item_languages", None
-        )
-        if hook is not None:
-            # The hook gets model instances, also on the fast path (where
-            # the items are keys): one query per batch, none per URL.
-            available = [
-                _as_set(hook(obj)) if obj is not None else frozenset()
-                for obj in instances(section, items)
-            ]
+        if getattr(section, "item_languages", None) is not None:
+            available = method_values(section, items, "item_languages", (), _as_set)
         else:
             model = getattr(section, "model", None)
             translated = _modeltranslation_fields(model) if model is not None else []
@@ -166,7 +160,7 @@ class Hreflang(Extension):
                 available = _parler_languages(section, model, items)
             elif model is not None and translated:
                 available = _modeltranslation_languages(
-                    section, model, items, translated[0], [lang for lang, _ in plan[0]]
+                    section, items, translated[0], [lang for lang, _ in plan[0]]
                 )
             else:
                 available = [None] * len(items)
@@ -339,32 +333,20 @@ def _modeltranslation_fields(model: type[models.Model]) -> list[str]:
 
 
 def _modeltranslation_languages(
-    section: Section,
-    model: type[models.Model],
-    items: Sequence[Any],
-    field: str,
-    languages: list[str],
+    section: Section, items: Sequence[Any], field: str, languages: list[str]
 ) -> list[frozenset[str] | None]:
     """Languages whose column of ``field`` (the first translated field) is
     filled (``title_de`` for German): read from instances, or one query per batch."""
     from modeltranslation.utils import build_localized_fieldname
 
     columns = [build_localized_fieldname(field, language) for language in languages]
-    if items and isinstance(items[0], models.Model):
-        rows = [[getattr(item, column, None) for column in columns] for item in items]
-    else:
-        found = {
-            key: values
-            for key, *values in model._base_manager.filter(
-                pk__in=[section.item_pk(i) for i in items]
-            )
-            .order_by()
-            .values_list("pk", *columns)
-        }
-        rows = [found.get(section.item_pk(item), []) for item in items]
     return [
-        frozenset(lang for lang, value in zip(languages, row) if value not in (None, ""))
-        for row in rows
+        frozenset(
+            lang
+            for lang, value in zip(languages, rows[0] if rows else ())
+            if value not in (None, "")
+        )
+        for rows in item_rows(section, items, columns)
     ]
 
 
@@ -383,12 +365,9 @@ def _parler_languages(
             frozenset(t.language_code for t in getattr(item, meta.root_rel_name).all())
             for item in items
         ]
-    found: dict[Any, set[str]] = {}
     rows = (
         meta.root_model._default_manager.filter(master_id__in=[section.item_pk(i) for i in items])
         .order_by()
         .values_list("master_id", "language_code")
     )
-    for master, language in rows:
-        found.setdefault(master, set()).add(language)
-    return [frozenset(found.get(section.item_pk(item), ())) for item in items]
+    return [frozenset(lang for (lang,) in langs) for langs in by_item(section, items, rows)]

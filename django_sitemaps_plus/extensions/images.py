@@ -15,18 +15,18 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.core.checks import CheckMessage
-from django.db import models
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.engine import xml
 from django_sitemaps_plus.extensions.base import (
     Extension,
-    batch_rows,
     file_urls,
+    item_rows,
     media_url,
     method_values,
     resolve_field,
     section_error,
+    source_errors,
 )
 from django_sitemaps_plus.extensions.rules import images as rules
 
@@ -71,18 +71,9 @@ class Images(Extension):
         if self.method is not None:
             return method_values(section, items, self.method, self.prefetch, _non_empty)
         path = self.field or ""
-        model: type[models.Model] = section.get_model()  # type: ignore[attr-defined]
-        field = resolve_field(model, path)
-        if "__" not in path and items and isinstance(items[0], models.Model):
-            # The instance has the column already: no query.
-            return [_non_empty([getattr(item, path)]) for item in items]
-        found: dict[Any, list[Any]] = {}
-        rows = batch_rows(section, items, [path], **{f"{path}__isnull": False})
-        to_url = file_urls(field)
-        for key, value in rows:
-            if value not in (None, ""):
-                found.setdefault(key, []).append(to_url(value))
-        return [found.get(section.item_pk(item), []) for item in items]
+        to_url = file_urls(resolve_field(section.get_model(), path))  # type: ignore[attr-defined]
+        rows = item_rows(section, items, [path], **{f"{path}__isnull": False})
+        return [_non_empty(to_url(value) for (value,) in each) for each in rows]
 
     # Output -----------------------------------------------------------------------
 
@@ -137,33 +128,15 @@ class Images(Extension):
             )
             hint = "Google reads at most 1,000 image:image per <url>."
             errors.append(section_error(section, message, "sitemaps_plus.E111", hint))
+        if self.field is not None or self.method is not None:
+            ids = ("sitemaps_plus.E113", "sitemaps_plus.E114")
+            errors += source_errors(section, "Images", self.method, repr(self.field), ids)
         model = getattr(section, "model", None)
-        if self.field is not None:
-            if model is None:
-                errors.append(
-                    section_error(
-                        section,
-                        f"Images({self.field!r}) needs a ModelSection; use method=... on other "
-                        "sections.",
-                        "sitemaps_plus.E114",
-                    )
-                )
-            else:
-                try:
-                    resolve_field(model, self.field)
-                except LookupError as exc:
-                    errors.append(section_error(section, f"Images{exc}", "sitemaps_plus.E112"))
-        elif self.method is not None and not (
-            hasattr(section, self.method) or (model is not None and hasattr(model, self.method))
-        ):
-            errors.append(
-                section_error(
-                    section,
-                    f"Images(method={self.method!r}): neither the section nor the model has "
-                    "that method.",
-                    "sitemaps_plus.E113",
-                )
-            )
+        if self.field is not None and model is not None:
+            try:
+                resolve_field(model, self.field)
+            except LookupError as exc:
+                errors.append(section_error(section, f"Images{exc}", "sitemaps_plus.E112"))
         return errors
 
 

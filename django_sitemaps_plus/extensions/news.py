@@ -9,13 +9,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from django.core.checks import CheckMessage
-from django.db import models
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.engine import xml
 from django_sitemaps_plus.engine.lastmod import format_w3c
 from django_sitemaps_plus.engine.pagination import WORST_BYTES_PER_CHARACTER
-from django_sitemaps_plus.extensions.base import Extension, section_error
+from django_sitemaps_plus.extensions.base import Extension, item_rows, section_error
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.sections.base import Section
@@ -52,19 +51,8 @@ class News(Extension):
 
     def fetch(self, section: Section, items: Sequence[Any]) -> Sequence[Any]:
         section = cast("NewsSection", section)
-        title, date = section.title_field, section.date_field
-        if items and isinstance(items[0], models.Model) and "__" not in title + date:
-            # Both are the instance's own columns (a path across relations,
-            # which the checks accept, is read with the query below).
-            return [(getattr(item, title), getattr(item, date)) for item in items]
-        rows = dict(
-            (key, (t, d))
-            for key, t, d in section.get_model()
-            ._base_manager.filter(pk__in=[section.item_pk(i) for i in items])
-            .order_by()
-            .values_list("pk", title, date)
-        )
-        return [rows.get(section.item_pk(item), (None, None)) for item in items]
+        rows = item_rows(section, items, [section.title_field, section.date_field])
+        return [each[0] if each else (None, None) for each in rows]
 
     def children(self, section: Section, item: Any, data: Any, site: SiteContext) -> str:
         section = cast("NewsSection", section)

@@ -26,12 +26,13 @@ from django_sitemaps_plus.engine import xml
 from django_sitemaps_plus.engine.lastmod import format_w3c
 from django_sitemaps_plus.extensions.base import (
     Extension,
-    batch_rows,
     file_urls,
+    item_rows,
     media_url,
     method_values,
     resolve_field,
     section_error,
+    source_errors,
 )
 from django_sitemaps_plus.extensions.rules import video as rules
 
@@ -131,21 +132,15 @@ class Video(Extension):
             return method_values(section, items, self.method, self.prefetch, _as_list)
         model: type[models.Model] = section.get_model()  # type: ignore[attr-defined]
         names = list(self.fields)
-        paths = [self.fields[name] for name in names]
-        converters = [file_urls(resolve_field(model, path)) for path in paths]
-        found: dict[Any, list[VideoInfo]] = {}
-        for key, *values in batch_rows(section, items, paths):
-            if all(v in (None, "") for v in values):
-                continue
-            found.setdefault(key, []).append(
-                _info(
-                    {
-                        name: convert(value)
-                        for name, convert, value in zip(names, converters, values)
-                    }
-                )
-            )
-        return [found.get(section.item_pk(item), []) for item in items]
+        converters = [file_urls(resolve_field(model, self.fields[name])) for name in names]
+        return [
+            [
+                _info({name: to(value) for name, to, value in zip(names, converters, row)})
+                for row in rows
+                if not all(value in (None, "") for value in row)
+            ]
+            for rows in item_rows(section, items, list(self.fields.values()))
+        ]
 
     # Output -----------------------------------------------------------------------
 
@@ -185,17 +180,9 @@ class Video(Extension):
                 f"{rules.MAX_VIDEOS_PER_URL:,}."
             )
             errors.append(section_error(section, message, "sitemaps_plus.E133"))
-        if self.method is not None:
-            if not (hasattr(section, self.method) or hasattr(model, self.method)):
-                message = (
-                    f"Video(method={self.method!r}): neither the section nor the model has "
-                    "that method."
-                )
-                errors.append(section_error(section, message, "sitemaps_plus.E135"))
-            return errors
-        if model is None:
-            message = "Video(fields=...) needs a ModelSection; use method=... on other sections."
-            errors.append(section_error(section, message, "sitemaps_plus.E136"))
+        ids = ("sitemaps_plus.E135", "sitemaps_plus.E136")
+        errors += source_errors(section, "Video", self.method, "fields=...", ids)
+        if self.method is not None or model is None:
             return errors
         unknown = sorted(set(self.fields) - _INFO_FIELDS)
         if unknown:
@@ -277,8 +264,15 @@ def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
     Values outside Google's limits are never written: a required one leaves
     the video out, an optional one is left out of it.
     """
-    max_loc = protocol.MAX_LOC_LENGTH
-    thumbnail, why = media_url(video.thumbnail_loc, site, max_loc)
+
+    def located(name: str, value: Any, then: str) -> str | None:
+        """An optional address: None when not given, or (logged) when unusable."""
+        url, why = media_url(value, site, protocol.MAX_LOC_LENGTH) if value else (None, None)
+        if why is not None:
+            log(f"has {name} that {why}; {then}")
+        return url
+
+    thumbnail, why = media_url(video.thumbnail_loc, site, protocol.MAX_LOC_LENGTH)
     if thumbnail is None:
         log(f"has a thumbnail_loc that {why}; video left out")
         return None
@@ -296,31 +290,27 @@ def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
             f"(1 to {rules.MAX_DESCRIPTION_LENGTH:,} allowed); video left out"
         )
         return None
-    content = player = None
-    if video.content_loc:
-        content, why = media_url(video.content_loc, site, max_loc)
-        if content is None:
-            log(f"has a content_loc that {why}; left out")
-    if video.player_loc:
-        player, why = media_url(video.player_loc, site, max_loc)
-        if player is None:
-            log(f"has a player_loc that {why}; left out")
+    content = located("a content_loc", video.content_loc, "left out")
+    player = located("a player_loc", video.player_loc, "left out")
     if content is None and player is None:
         log("has neither a usable content_loc nor player_loc; video left out")
         return None
-    parts = [
-        f"<video:video><video:thumbnail_loc>{xml.escape(thumbnail)}</video:thumbnail_loc>",
-        f"<video:title>{xml.escape(title)}</video:title>",
-        f"<video:description>{xml.escape(description)}</video:description>",
-    ]
+    parts = ["<video:video>"]
+
+    def add(name: str, text: object) -> None:
+        parts.append(f"<video:{name}>{text}</video:{name}>")
+
+    add("thumbnail_loc", xml.escape(thumbnail))
+    add("title", xml.escape(title))
+    add("description", xml.escape(description))
     if content:
-        parts.append(f"<video:content_loc>{xml.escape(content)}</video:content_loc>")
+        add("content_loc", xml.escape(content))
     if player:
-        parts.append(f"<video:player_loc>{xml.escape(player)}</video:player_loc>")
+        add("player_loc", xml.escape(player))
     if video.duration is not None:
         duration = int(video.duration)
         if rules.duration_ok(duration):
-            parts.append(f"<video:duration>{duration}</video:duration>")
+            add("duration", duration)
         else:
             log(
                 f"has a duration of {duration} s ({rules.MIN_DURATION} to "
@@ -328,11 +318,11 @@ def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
             )
     expiration = _date(video.expiration_date, "expiration_date", log)
     if expiration:
-        parts.append(f"<video:expiration_date>{expiration}</video:expiration_date>")
+        add("expiration_date", expiration)
     if video.rating is not None:
         rating = Decimal(str(video.rating))
         if rules.rating_ok(rating):
-            parts.append(f"<video:rating>{rating}</video:rating>")
+            add("rating", rating)
         else:
             log(
                 f"has a rating of {rating} ({rules.MIN_RATING} to "
@@ -341,12 +331,12 @@ def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
     if video.view_count is not None:
         view_count = int(video.view_count)
         if view_count >= 0:
-            parts.append(f"<video:view_count>{view_count}</video:view_count>")
+            add("view_count", view_count)
         else:
             log(f"has a view_count of {view_count} (0 or more allowed); view_count left out")
     published = _date(video.publication_date, "publication_date", log)
     if published:
-        parts.append(f"<video:publication_date>{published}</video:publication_date>")
+        add("publication_date", published)
     tags = [t.strip() for t in video.tags if t and t.strip()]
     if len(tags) > rules.MAX_TAGS:
         log(
@@ -354,11 +344,10 @@ def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
             f"{rules.MAX_TAGS} are listed"
         )
         tags = tags[: rules.MAX_TAGS]
-    parts.extend(f"<video:tag>{xml.escape(tag)}</video:tag>" for tag in tags)
+    for tag in tags:
+        add("tag", xml.escape(tag))
     if video.family_friendly is not None:
-        parts.append(
-            f"<video:family_friendly>{_yes_no(video.family_friendly)}</video:family_friendly>"
-        )
+        add("family_friendly", _yes_no(video.family_friendly))
     if video.restriction is not None:
         countries = " ".join(c.strip().upper() for c in video.restriction if c.strip())
         if _COUNTRIES_RE.fullmatch(countries) and video.restriction_relationship in (
@@ -372,10 +361,7 @@ def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
         else:
             log(f"has a restriction {countries!r} that is not ISO 3166 codes; left out")
     if video.requires_subscription is not None:
-        parts.append(
-            "<video:requires_subscription>"
-            f"{_yes_no(video.requires_subscription)}</video:requires_subscription>"
-        )
+        add("requires_subscription", _yes_no(video.requires_subscription))
     if video.uploader:
         uploader = video.uploader.strip()
         if len(uploader) > rules.MAX_UPLOADER_LENGTH:
@@ -384,11 +370,8 @@ def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
                 f"({rules.MAX_UPLOADER_LENGTH} allowed); left out"
             )
         else:
-            info = None
-            if video.uploader_info:
-                info, why = media_url(video.uploader_info, site, max_loc)
-                if info is None:
-                    log(f"has an uploader_info that {why}; the uploader is listed without it")
+            then = "the uploader is listed without it"
+            info = located("an uploader_info", video.uploader_info, then)
             attribute = f' info="{xml.escape(info)}"' if info else ""
             parts.append(f"<video:uploader{attribute}>{xml.escape(uploader)}</video:uploader>")
     if video.platforms is not None:
@@ -405,6 +388,6 @@ def render_video(video: VideoInfo, site: SiteContext, log: Any) -> str | None:
         else:
             log(f"has platforms {platforms!r} (web, mobile, tv allowed); left out")
     if video.live is not None:
-        parts.append(f"<video:live>{_yes_no(video.live)}</video:live>")
+        add("live", _yes_no(video.live))
     parts.append("</video:video>")
     return "".join(parts)

@@ -35,15 +35,11 @@ from django_sitemaps_plus.build import (
     generate_from_urls,
     status,
 )
+from django_sitemaps_plus.management.options import is_quiet, usage_error
 from django_sitemaps_plus.management.progress import ProgressLine
 from django_sitemaps_plus.serving.storage import get_build_storage
 from django_sitemaps_plus.sites import SiteContext, site_context
 from django_sitemaps_plus.tasks import enqueue_build
-
-
-def _usage(message: str) -> CommandError:
-    """A usage error: exit code 2."""
-    return CommandError(message, returncode=2)
 
 
 class Command(BaseCommand):
@@ -146,7 +142,7 @@ class Command(BaseCommand):
         if not options["from_urls"]:
             # Before the storage is looked up: its error would hide this one.
             if options["format"] in ("xml", "txt"):
-                raise _usage(
+                raise usage_error(
                     f"--format {options['format']} needs --from-urls FILE (it is the format "
                     "of the files made from a list of URLs); a build reports as --format "
                     "text or json."
@@ -154,33 +150,35 @@ class Command(BaseCommand):
             for option in ("lastmod", "url_prefix"):
                 if options[option] is not None:
                     flag = "--" + option.replace("_", "-")
-                    raise _usage(f"{flag} needs --from-urls FILE.")
+                    raise usage_error(f"{flag} needs --from-urls FILE.")
         try:
             storage = get_build_storage(options["storage"], options["dir"])
         except (ImproperlyConfigured, KeyError) as exc:
-            raise _usage(str(exc)) from exc
+            raise usage_error(str(exc)) from exc
         if options["from_urls"]:
             self._from_urls(storage, options)
             return
         if options["enqueue"] and options["jobs"] != 1:
-            raise _usage("--enqueue and --jobs: task workers build the files.")
+            raise usage_error("--enqueue and --jobs: task workers build the files.")
         enqueue_options = options["backend"] or options["queue"] or options["enqueue_on"]
         if enqueue_options and not options["enqueue"]:
-            raise _usage("--enqueue-on, --backend and --queue go with --enqueue.")
+            raise usage_error("--enqueue-on, --backend and --queue go with --enqueue.")
         if options["backend"] and options["enqueue_on"] == "celery":
-            raise _usage(
+            raise usage_error(
                 "--backend names a TASKS backend: it does not go with --enqueue-on celery."
             )
         if options["jobs"] < 0:
-            raise _usage("--jobs: 0 (one per CPU) or more.")
-        quiet = options["quiet"] or options["verbosity"] == 0
+            raise usage_error("--jobs: 0 (one per CPU) or more.")
+        quiet = is_quiet(options)
         if not options["wait"] and (
             options["stalled_after"] is not None or options["timeout"] is not None
         ):
-            raise _usage("--stalled-after and --timeout go with --wait.")
+            raise usage_error("--stalled-after and --timeout go with --wait.")
         if options["wait"] and not options["enqueue"]:
             if options["jobs"] != 1:
-                raise _usage("--wait without --enqueue follows a running build; --jobs builds.")
+                raise usage_error(
+                    "--wait without --enqueue follows a running build; --jobs builds."
+                )
             self._wait(storage, None, options, quiet)
             return
         if options["base_url"]:
@@ -189,7 +187,7 @@ class Command(BaseCommand):
             try:
                 site = site_context(None)
             except ValueError as exc:
-                raise _usage(f"{exc} Or pass --base-url.") from exc
+                raise usage_error(f"{exc} Or pass --base-url.") from exc
         if options["enqueue"]:
             self._enqueue(storage, site, options, quiet)
             return
@@ -236,7 +234,7 @@ class Command(BaseCommand):
                 queue_name=options["queue"],
             )
         except (ImportError, ImproperlyConfigured) as exc:
-            raise _usage(str(exc)) from exc
+            raise usage_error(str(exc)) from exc
         except ConnectionError as exc:  # Celery's broker
             raise CommandError(str(exc)) from exc
         except BuildRunning as exc:
@@ -326,15 +324,15 @@ class Command(BaseCommand):
     def _from_urls(self, storage: Any, options: dict[str, Any]) -> None:
         fmt = options["format"] or "xml"
         if fmt not in ("xml", "txt"):
-            raise _usage("--from-urls writes --format xml or txt.")
+            raise usage_error("--from-urls writes --format xml or txt.")
         path = options["from_urls"]
         try:
             handle: TextIO = (
                 sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
             )
         except OSError as exc:
-            raise _usage(f"Cannot read {path}: {exc}") from exc
-        quiet = options["quiet"] or options["verbosity"] == 0
+            raise usage_error(f"Cannot read {path}: {exc}") from exc
+        quiet = is_quiet(options)
         if options["lastmod"] and not quiet:
             self.stderr.write(
                 f"Every URL gets lastmod {options['lastmod']}. Use it only if all these pages "

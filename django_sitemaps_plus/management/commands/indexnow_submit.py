@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from django_sitemaps_plus import indexnow
 from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.management.options import is_quiet, usage_error
 
 
 class Command(BaseCommand):
@@ -38,8 +39,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not conf.INDEXNOW_KEY:
-            raise CommandError("Set SITEMAPS_PLUS['INDEXNOW_KEY'] first.", returncode=2)
-        quiet = options["quiet"] or options["verbosity"] == 0
+            raise usage_error("Set SITEMAPS_PLUS['INDEXNOW_KEY'] first.")
+        quiet = is_quiet(options)
         if options["add"]:
             indexnow.enqueue(options["add"])
         result = indexnow.submit_pending(

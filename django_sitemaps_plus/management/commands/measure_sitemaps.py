@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from django_sitemaps_plus.engine import measuring
-from django_sitemaps_plus.management.sections import add_section_names, checked_section_names
+from django_sitemaps_plus.management.options import add_section_names, checked_section_names
 from django_sitemaps_plus.registry import site
 from django_sitemaps_plus.sites import site_context
 

@@ -19,6 +19,7 @@ from django.urls import NoReverseMatch
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.fetch import DEFAULT_TIMEOUT, HttpFetcher, named_hosts
+from django_sitemaps_plus.management.options import usage_error
 from django_sitemaps_plus.management.progress import ProgressLine
 from django_sitemaps_plus.validation import (
     UnknownRule,
@@ -34,8 +35,6 @@ from django_sitemaps_plus.validation.report import (
     render_text,
     summary_line,
 )
-
-USAGE_ERROR = 2
 
 
 def _positive(cast: Callable[[str], float], noun: str) -> Callable[[str], float]:
@@ -76,10 +75,6 @@ class _Tally:
             self.files + progress.files_total + self.pending,
             f"{self.urls + progress.urls:,} URLs",
         )
-
-
-def _url_host(target: str) -> str | None:
-    return urlsplit(target).hostname if "://" in target else None
 
 
 class Command(BaseCommand):
@@ -148,10 +143,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         base_url = options["base_url"]
         if base_url is not None and protocol.loc_problem(base_url) is not None:
-            raise CommandError(
-                f"--base-url must be an absolute http(s) URL, got {base_url!r}",
-                returncode=USAGE_ERROR,
-            )
+            raise usage_error(f"--base-url must be an absolute http(s) URL, got {base_url!r}")
         settings = {
             "follow": options["follow"],
             "ignore": [rule_id.upper() for rule_id in options["ignore"]],
@@ -166,14 +158,15 @@ class Command(BaseCommand):
         try:
             if not targets:
                 if base_url:
-                    raise CommandError("--base-url applies to a TARGET", returncode=USAGE_ERROR)
+                    raise usage_error("--base-url applies to a TARGET")
                 self._check_site_index_url()
                 tally.next_target()
                 reports.append(validate_site(on_progress=tally, **settings))
             # Hosts named on the command line may be private (an intranet,
             # localhost): by --allow-host, or as an address or localhost in a
             # target URL (a DNS name there is checked like any other).
-            named = [*options["allow_host"], *named_hosts(map(_url_host, targets))]
+            hosts = (urlsplit(target).hostname for target in targets if "://" in target)
+            named = [*options["allow_host"], *named_hosts(hosts)]
             fetcher = HttpFetcher(timeout=options["timeout"], allow_hosts=named)
             for target in targets:
                 tally.next_target()
@@ -184,7 +177,7 @@ class Command(BaseCommand):
                     )
                 )
         except (UnknownRule, UnreadableTarget) as exc:
-            raise CommandError(str(exc), returncode=USAGE_ERROR) from exc
+            raise usage_error(str(exc)) from exc
         finally:
             line.finish()
 
@@ -204,15 +197,13 @@ class Command(BaseCommand):
         try:
             site_index_url()
         except NoReverseMatch as exc:
-            raise CommandError(
+            raise usage_error(
                 "no sitemaps_plus URLs: include django_sitemaps_plus.urls in the "
-                "URLconf, or give a TARGET",
-                returncode=USAGE_ERROR,
+                "URLconf, or give a TARGET"
             ) from exc
         except (ValueError, ObjectDoesNotExist) as exc:
             # No BASE_URL and no (current) site: the site's address is unknown.
-            raise CommandError(
+            raise usage_error(
                 f"cannot tell this site's base URL ({exc}): set "
-                "SITEMAPS_PLUS['BASE_URL'] or give a TARGET",
-                returncode=USAGE_ERROR,
+                "SITEMAPS_PLUS['BASE_URL'] or give a TARGET"
             ) from exc
