@@ -70,11 +70,6 @@ PUBLISHED = "published"
 _PLAIN_PATH = re.compile(r"[0-9A-Za-z\-_./]+")
 
 
-def public_languages(site: Any) -> list[str]:
-    """The public languages of ``site`` (``CMS_LANGUAGES``)."""
-    return list(get_public_languages(site_id=site.pk))
-
-
 def all_public_languages() -> list[str]:
     """Every site's public languages: what a page can be listed in (sizing)."""
     site_ids = {key for key in get_cms_setting("LANGUAGES") if isinstance(key, int)}
@@ -206,7 +201,8 @@ class PageSection(ModelSection):
             queryset = queryset.filter(language__in=all_public_languages())
         else:
             site = as_cms_site(site)
-            queryset = queryset.filter(page__site=site, language__in=public_languages(site))
+            languages = get_public_languages(site_id=site.pk)  # CMS_LANGUAGES
+            queryset = queryset.filter(page__site=site, language__in=languages)
         if get_cms_setting("PUBLIC_FOR") != "all":
             # Only staff may see pages at all: nothing is public.
             nothing: models.QuerySet[Any] = queryset.none()
@@ -341,16 +337,14 @@ class _Locator:
         self.site = site
         self.paths = ReversedPaths("pages-details-by-slug", _PLAIN_PATH, kwarg="slug")
 
-    def path(self, language: str, path: str, is_home: bool) -> str | None:
-        if is_home:
-            return self.paths.named(language, "pages-root")
-        return self.paths.path(language, path)
-
     def rows(self, batch: Sequence[tuple[Any, ...]], in_sql: bool) -> list[Row]:
         urls: list[str | None] = []
         versions: dict[int, list[tuple[str, str]]] = {}
         for _pk, page_id, language, path, is_home, _lastmod in batch:
-            located = self.path(language, path, is_home)
+            if is_home:
+                located = self.paths.named(language, "pages-root")
+            else:
+                located = self.paths.path(language, path)
             url = None if located is None else self.site.absolute(located)
             if url is None:
                 logger.warning(

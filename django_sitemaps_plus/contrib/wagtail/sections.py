@@ -74,16 +74,11 @@ def site_roots(site: Any) -> list[SiteRoot]:
     and, with ``WAGTAIL_I18N_ENABLED``, each translation of it (as
     ``Site.get_site_root_paths`` lists them)."""
     root = site.root_page
-    model = page_model()
-    if i18n_enabled():
-        found = model._base_manager.filter(translation_key=root.translation_key).values_list(
-            "path", "url_path", "locale__language_code"
-        )
-    else:
-        found = model._base_manager.filter(pk=root.pk).values_list(
-            "path", "url_path", "locale__language_code"
-        )
-    roots = [SiteRoot(*row) for row in found]
+    tree = {"translation_key": root.translation_key} if i18n_enabled() else {"pk": root.pk}
+    found = page_model()._base_manager.filter(**tree)
+    roots = [
+        SiteRoot(*row) for row in found.values_list("path", "url_path", "locale__language_code")
+    ]
     return sorted(roots, key=lambda r: len(r.url_path), reverse=True)
 
 
