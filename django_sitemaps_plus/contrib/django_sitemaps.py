@@ -9,9 +9,13 @@ import copy
 import inspect
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import cached_property
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
+from django.apps import apps
+from django.contrib.sites.requests import RequestSite
+from django.contrib.sites.shortcuts import get_current_site
 from django.core.checks import CheckMessage
 from django.db import models
 
@@ -48,30 +52,21 @@ class _ContribSite:
     def __init__(self, site: SiteContext) -> None:
         self.domain = site.netloc
         self._context = site
-        self._found: Any = None
 
+    @cached_property
     def _site(self) -> Any:
-        if self._found is None:
-            from django.apps import apps
-
-            found = self._context.site
-            if found is None or not hasattr(found, "domain"):
-                request = self._context.request
-                if apps.is_installed("django.contrib.sites"):
-                    from django.contrib.sites.shortcuts import get_current_site
-
-                    found = get_current_site(request)
-                elif request is not None:
-                    from django.contrib.sites.requests import RequestSite
-
-                    found = RequestSite(request)
-                else:
-                    found = SimpleNamespace(domain=self.domain, name=self.domain)
-            self._found = found
-        return self._found
+        found = self._context.site
+        if found is not None and hasattr(found, "domain"):
+            return found
+        request = self._context.request
+        if apps.is_installed("django.contrib.sites"):
+            return get_current_site(request)
+        if request is not None:
+            return RequestSite(request)
+        return SimpleNamespace(domain=self.domain, name=self.domain)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._site(), name)
+        return getattr(self._site, name)
 
     def __repr__(self) -> str:
         return f"<site {self.domain}>"
