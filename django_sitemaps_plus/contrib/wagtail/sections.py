@@ -345,17 +345,9 @@ class _Locator:
                 continue
             for position, info in enumerate(own.get(pk, [])):
                 url = self._checked(pk, info.get("location"))
-                if url is None:
-                    continue
-                entry_lastmod = info.get("lastmod")
-                out.append(
-                    (
-                        PageEntry(
-                            pk, alternates if position == 0 else "", content_type_id, position == 0
-                        ),
-                        url,
-                        format_w3c(entry_lastmod) if entry_lastmod is not None else lastmod,
-                        None,
-                    )
-                )
+                if url is not None:
+                    first = position == 0
+                    entry = PageEntry(pk, alternates if first else "", content_type_id, first)
+                    dated = info.get("lastmod")  # the route's own, else the page's
+                    out.append((entry, url, lastmod if dated is None else format_w3c(dated), None))
         return out
