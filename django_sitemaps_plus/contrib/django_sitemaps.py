@@ -9,9 +9,13 @@ import copy
 import inspect
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import cached_property
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
+from django.apps import apps
+from django.contrib.sites.requests import RequestSite
+from django.contrib.sites.shortcuts import get_current_site
 from django.core.checks import CheckMessage
 from django.db import models
 
@@ -48,30 +52,21 @@ class _ContribSite:
     def __init__(self, site: SiteContext) -> None:
         self.domain = site.netloc
         self._context = site
-        self._found: Any = None
 
+    @cached_property
     def _site(self) -> Any:
-        if self._found is None:
-            from django.apps import apps
-
-            found = self._context.site
-            if found is None or not hasattr(found, "domain"):
-                request = self._context.request
-                if apps.is_installed("django.contrib.sites"):
-                    from django.contrib.sites.shortcuts import get_current_site
-
-                    found = get_current_site(request)
-                elif request is not None:
-                    from django.contrib.sites.requests import RequestSite
-
-                    found = RequestSite(request)
-                else:
-                    found = SimpleNamespace(domain=self.domain, name=self.domain)
-            self._found = found
-        return self._found
+        found = self._context.site
+        if found is not None and hasattr(found, "domain"):
+            return found
+        request = self._context.request
+        if apps.is_installed("django.contrib.sites"):
+            return get_current_site(request)
+        if request is not None:
+            return RequestSite(request)
+        return SimpleNamespace(domain=self.domain, name=self.domain)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._site(), name)
+        return getattr(self._site, name)
 
     def __repr__(self) -> str:
         return f"<site {self.domain}>"
@@ -242,37 +237,30 @@ class ContribSection(Section):
         paginator: Paginator[Any] = self.instance(site).paginator
         return paginator
 
-    @staticmethod
-    def _page_size(paginator: Paginator[Any], number: int) -> int:
-        """Items on page ``number``, from the count alone (no row is fetched)."""
-        page = paginator.page(number)
-        return int(page.end_index() - page.start_index() + 1)
+    def _info(
+        self, paginator: Paginator[Any], number: int, site: SiteContext, keep: bool = False
+    ) -> PageInfo:
+        """Page ``number``'s figures (its rendered URLs kept with ``keep``);
+        without lastmod from the count alone: no row is fetched."""
+        if not self._sitemap_has_lastmod():
+            page = paginator.page(number)
+            return PageInfo(number, None, int(page.end_index() - page.start_index() + 1))
+        urls = self._urls(number, site)
+        lastmod = latest_of_all([u["lastmod"] for u in urls])
+        return PageInfo(number, lastmod, len(urls), prepared=urls if keep else None)
 
     def index_pages(self, site: SiteContext) -> list[PageInfo]:
         site = self.own_site(site)
-        pages = []
         paginator = self._paginator(site)
         num_pages = paginator.num_pages if paginator.count else 0
-        for number in range(1, num_pages + 1):
-            if self._sitemap_has_lastmod():
-                urls = self._urls(number, site)
-                pages.append(
-                    PageInfo(number, latest_of_all([u["lastmod"] for u in urls]), len(urls))
-                )
-            else:
-                pages.append(PageInfo(number, None, self._page_size(paginator, number)))
-        return pages
+        return [self._info(paginator, number, site) for number in range(1, num_pages + 1)]
 
     def page_info(self, number: int, site: SiteContext) -> PageInfo | None:
         site = self.own_site(site)
         paginator = self._paginator(site)
         if number < 1 or number > paginator.num_pages or not paginator.count:
             return None
-        if not self._sitemap_has_lastmod():
-            return PageInfo(number, None, self._page_size(paginator, number))
-        urls = self._urls(number, site)
-        lastmod = latest_of_all([u["lastmod"] for u in urls])
-        return PageInfo(number, lastmod, len(urls), prepared=urls)
+        return self._info(paginator, number, site, keep=True)
 
     def page_entries(
         self, number: int, site: SiteContext, info: PageInfo | None = None

@@ -1,26 +1,36 @@
-"""What the CMS integrations share: page entries, computed alternates,
-editor exclusion and page images.
+"""What the CMS integrations share: page entries, page URLs, computed
+alternates, invalidation, editor exclusion and page images.
 
 Both ``contrib.wagtail`` and ``contrib.djangocms`` list a CMS's pages per
-site, each ``<url>`` carrying hreflang alternates the section computed for
-the whole batch (``PageEntry.alternates``, written by ``PageAlternates``);
-both let editors take a page out (``show_in_sitemap_field``) and list a
-page's images through the core ``Images`` writer (``PageImagesBase``).
+site (``ReversedPaths`` locates them), each ``<url>`` carrying hreflang
+alternates the section computed for the whole batch (``PageEntry.alternates``,
+written by ``PageAlternates``); both invalidate on the CMS's own signals
+(``invalidate_pages``), let editors take a page out (``show_in_sitemap_field``)
+and list a page's images through the core ``Images`` writer (``PageImagesBase``).
 """
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import quote
 
+from django.conf import settings
 from django.core.checks import CheckMessage
 from django.core.exceptions import FieldDoesNotExist
-from django.db import models
+from django.db import connections, models, router
+from django.urls import NoReverseMatch, reverse
+from django.utils import translation
+from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.translation import gettext_lazy as _
 
 from django_sitemaps_plus import protocol
 from django_sitemaps_plus.engine import xml
+from django_sitemaps_plus.engine.lastmod import SQL_FORMAT_VENDORS, W3CDatetime
 from django_sitemaps_plus.extensions.base import Extension, section_error
 from django_sitemaps_plus.extensions.hreflang import (
     LINK_TAGS_BYTES,
@@ -30,11 +40,17 @@ from django_sitemaps_plus.extensions.hreflang import (
     hreflang_code,
 )
 from django_sitemaps_plus.extensions.images import DEFAULT_MAX_PER_URL, Images
+from django_sitemaps_plus.receivers import invalidate_after_commit
 from django_sitemaps_plus.registry import site
 
 if TYPE_CHECKING:
     from django_sitemaps_plus.sections import Section
     from django_sitemaps_plus.sites import SiteContext
+
+logger = logging.getLogger("django_sitemaps_plus")
+
+#: The path a page URL pattern is reversed with, to be split around.
+_MARKER = "sitemaps-plus-path/"
 
 
 @dataclass(eq=False)
@@ -56,9 +72,67 @@ class PageEntry:
         return f"<page {self.pk}>"
 
 
-def registered_names(kind: type[Section]) -> set[str]:
-    """Names of the registered sections of class ``kind`` (a ``PageSection``)."""
-    return {section.get_name() for section in site if isinstance(section, kind)}
+def lastmod_column(expression: Any, using: str, *, date_only: bool = False) -> tuple[Any, bool]:
+    """The rows' lastmod column, and whether it is W3C text (formatted in SQL
+    where the database can, as ``LastmodSpec.text_expression``)."""
+    in_sql = settings.USE_TZ and connections[using].vendor in SQL_FORMAT_VENDORS
+    return (W3CDatetime(expression, date_only=date_only) if in_sql else expression), in_sql
+
+
+class ReversedPaths:
+    """A CMS's page URL pattern ``name`` (taking a page's path as its
+    argument, or ``kwarg``), reversed once per language (active with
+    ``i18n``) and split around the path: a path ``plain`` matches is filled
+    in and quoted as ``reverse()`` would; any other is reversed."""
+
+    def __init__(
+        self, name: str, plain: re.Pattern[str], *, kwarg: str = "", i18n: bool = True
+    ) -> None:
+        self.name = name
+        self.plain = plain
+        self.kwarg = kwarg
+        self.i18n = i18n
+        self._named: dict[tuple[str, str], str | None] = {}
+        self._templates: dict[str, list[str] | None] = {}
+
+    def reverse(self, language: str, name: str, *args: str) -> str | None:
+        kwargs = {self.kwarg: args[0]} if self.kwarg and args else None
+        try:
+            with translation.override(language) if self.i18n else nullcontext():
+                return reverse(name, args=None if kwargs else args, kwargs=kwargs)
+        except NoReverseMatch:
+            return None
+
+    def named(self, language: str, name: str) -> str | None:
+        """The URL named ``name`` (it takes no argument), once per language."""
+        if (language, name) not in self._named:
+            self._named[language, name] = self.reverse(language, name)
+        return self._named[language, name]
+
+    def path(self, language: str, path: str) -> str | None:
+        if language not in self._templates:
+            url = self.reverse(language, self.name, _MARKER)
+            self._templates[language] = url.split(_MARKER, 1) if url and _MARKER in url else None
+        template = self._templates[language]
+        if template is None or not self.plain.fullmatch(path):
+            return self.reverse(language, self.name, path)
+        # An ASCII match of the pattern has nothing to quote.
+        quoted = path if path.isascii() else quote(path, safe=RFC3986_SUBDELIMS + "/~:@")
+        return template[0] + quoted + template[1]
+
+
+def invalidate_pages(
+    kind: type[Section], model: type[models.Model], failed: str, *args: Any
+) -> None:
+    """Invalidate the registered ``kind`` sections (a ``PageSection``) after a
+    CMS operation on ``model`` that sends no model signal; a failure is only
+    logged (``failed % args``): a sitemap problem must never break a publish."""
+    try:
+        names = {section.get_name() for section in site if isinstance(section, kind)}
+        if names:
+            invalidate_after_commit(names, router.db_for_write(model))
+    except Exception:
+        logger.exception(failed, *args)
 
 
 def alternate_links(

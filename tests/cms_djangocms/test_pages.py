@@ -286,11 +286,11 @@ class TestInvalidation:
     ) -> None:
         from django.utils.module_loading import import_string
 
-        from django_sitemaps_plus.contrib.djangocms import receivers
+        from django_sitemaps_plus.contrib import pages
 
         seen: list[set[str]] = []
         monkeypatch.setattr(
-            receivers, "invalidate_after_commit", lambda names, using=None: seen.append(names)
+            pages, "invalidate_after_commit", lambda names, using=None: seen.append(names)
         )
         import_string(signal).send(
             sender=None, operation="test", token="t", obj=cms.home, placeholder=None

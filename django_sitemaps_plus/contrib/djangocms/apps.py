@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.core import checks
+
+from django_sitemaps_plus.contrib.djangocms.checks import check_required_apps
 
 
 class DjangoCMSSitemapsConfig(AppConfig):
@@ -15,10 +18,7 @@ class DjangoCMSSitemapsConfig(AppConfig):
     sitemaps_plus_site_resolver = "django_sitemaps_plus.contrib.djangocms.sites.cms_site_context"
 
     def ready(self) -> None:
-        from django.core import checks
-
         from django_sitemaps_plus.contrib.djangocms import receivers
-        from django_sitemaps_plus.contrib.djangocms.checks import check_required_apps
 
         checks.register(check_required_apps)
 

@@ -11,31 +11,17 @@ bulk), which sends no model signal.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
-from django.db import router
+from cms.models import Page
 
-from django_sitemaps_plus.contrib.pages import registered_names
-from django_sitemaps_plus.receivers import invalidate_after_commit
-
-logger = logging.getLogger("django_sitemaps_plus")
+from django_sitemaps_plus.contrib.djangocms.sections import PageSection
+from django_sitemaps_plus.contrib.pages import invalidate_pages
 
 
 def on_operation(sender: Any, **kwargs: Any) -> None:
-    try:
-        from django_sitemaps_plus.contrib.djangocms.sections import PageSection
-
-        names = registered_names(PageSection)
-        if names:
-            from cms.models import Page
-
-            invalidate_after_commit(names, router.db_for_write(Page))
-    except Exception:
-        # A sitemap problem must never break a publish.
-        logger.exception(
-            "django-sitemaps-plus: django CMS operation %r not handled", kwargs.get("operation")
-        )
+    failed = "django-sitemaps-plus: django CMS operation %r not handled"
+    invalidate_pages(PageSection, Page, failed, kwargs.get("operation"))
 
 
 def connect() -> None:

@@ -17,17 +17,37 @@ import re
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
+from cms.models import (
+    ACCESS_CHILDREN,
+    ACCESS_DESCENDANTS,
+    ACCESS_PAGE,
+    ACCESS_PAGE_AND_CHILDREN,
+    ACCESS_PAGE_AND_DESCENDANTS,
+    CMSPlugin,
+    Page,
+    PageContent,
+    PagePermission,
+    PageUrl,
+    Placeholder,
+)
+from cms.utils.conf import get_cms_setting
+from cms.utils.i18n import get_public_languages
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
-from django.db import connections, models
+from django.db import models
 from django.db.models import Count, Exists, F, Max, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Cast, Length, Substr
-from django.urls import NoReverseMatch, reverse
-from django.utils import translation
 
 from django_sitemaps_plus.contrib.djangocms.images import PluginImages, image_sources, plugin_models
+from django_sitemaps_plus.contrib.djangocms.models import PageSitemapSettings
 from django_sitemaps_plus.contrib.djangocms.sites import as_cms_site
-from django_sitemaps_plus.contrib.pages import PageAlternates, PageEntry, alternate_links
+from django_sitemaps_plus.contrib.pages import (
+    PageAlternates,
+    PageEntry,
+    ReversedPaths,
+    alternate_links,
+    lastmod_column,
+)
 from django_sitemaps_plus.engine.blocks import (
     BlockFigures,
     PkPage,
@@ -35,14 +55,7 @@ from django_sitemaps_plus.engine.blocks import (
     bounds,
     last_block,
 )
-from django_sitemaps_plus.engine.lastmod import (
-    SQL_FORMAT_VENDORS,
-    GreatestIgnoringNulls,
-    W3CDatetime,
-    day_of,
-    format_w3c,
-    to_utc,
-)
+from django_sitemaps_plus.engine.lastmod import GreatestIgnoringNulls, day_of, format_w3c, to_utc
 from django_sitemaps_plus.engine.reads import fetch_chunks
 from django_sitemaps_plus.engine.render import Row
 from django_sitemaps_plus.extensions.base import Extension
@@ -55,21 +68,10 @@ logger = logging.getLogger("django_sitemaps_plus")
 PUBLISHED = "published"
 #: A slug no page path needs quoting for (django CMS's ``SLUG_REGEXP``, ASCII).
 _PLAIN_PATH = re.compile(r"[0-9A-Za-z\-_./]+")
-_MARKER = "sitemaps-plus-path"
-
-
-def public_languages(site: Any) -> list[str]:
-    """The public languages of ``site`` (``CMS_LANGUAGES``)."""
-    from cms.utils.i18n import get_public_languages
-
-    return list(get_public_languages(site_id=site.pk))
 
 
 def all_public_languages() -> list[str]:
     """Every site's public languages: what a page can be listed in (sizing)."""
-    from cms.utils.conf import get_cms_setting
-    from cms.utils.i18n import get_public_languages
-
     site_ids = {key for key in get_cms_setting("LANGUAGES") if isinstance(key, int)}
     site_ids.add(settings.SITE_ID)
     codes: list[str] = []
@@ -85,15 +87,6 @@ def view_restricted() -> Exists:
     ``can_view`` permission on the page itself, on its parent for its
     children, or on an ancestor for its descendants (as ``PagePermission``'s
     ``grant_on`` reads)."""
-    from cms.models import (
-        ACCESS_CHILDREN,
-        ACCESS_DESCENDANTS,
-        ACCESS_PAGE,
-        ACCESS_PAGE_AND_CHILDREN,
-        ACCESS_PAGE_AND_DESCENDANTS,
-        PagePermission,
-    )
-
     own = Q(
         page_id=OuterRef("page_id"),
         grant_on__in=[ACCESS_PAGE, ACCESS_PAGE_AND_CHILDREN, ACCESS_PAGE_AND_DESCENDANTS],
@@ -117,8 +110,6 @@ def view_restricted() -> Exists:
 
 def hidden_by_editors() -> Exists:
     """Page contents whose page an editor took out (``show_in_sitemap`` off)."""
-    from django_sitemaps_plus.contrib.djangocms.models import PageSitemapSettings
-
     return Exists(
         PageSitemapSettings.objects.filter(
             extended_object_id=OuterRef("page_id"), show_in_sitemap=False
@@ -129,8 +120,6 @@ def hidden_by_editors() -> Exists:
 def lastmod_expression() -> Any:
     """A page content's latest real change: its published version's time,
     its own ``changed_date`` and its plugins' (a correlated MAX)."""
-    from cms.models import CMSPlugin, PageContent
-
     content_type = ContentType.objects.get_for_model(PageContent)
     plugins = (
         CMSPlugin.objects.filter(
@@ -165,8 +154,6 @@ class PageSection(ModelSection):
     image_plugins: dict[str, Sequence[str]] = {}
 
     def __init__(self, model: type[models.Model] | None = None, **options: Any) -> None:
-        from cms.models import Page
-
         super().__init__(model or Page, **options)
         extensions = list(self.extensions) if "extensions" in options else self.default_extensions()
         extensions.insert(0, PageAlternates(all_public_languages, "CMS_LANGUAGES"))
@@ -182,11 +169,9 @@ class PageSection(ModelSection):
     def invalidated_by(self) -> list[type[models.Model]]:  # type: ignore[override]
         """Pages, their contents, URLs, view permissions, placeholders,
         plugins, versions, sites and editors' settings."""
-        from cms.models import Page, PageContent, PagePermission, PageUrl, Placeholder
+        # Not at the top: without these apps the module still loads (E141 says so).
         from django.contrib.sites.models import Site
         from djangocms_versioning.models import Version
-
-        from django_sitemaps_plus.contrib.djangocms.models import PageSitemapSettings
 
         return [
             Page,
@@ -207,9 +192,6 @@ class PageSection(ModelSection):
         redirect, on ``site`` (every site's with None), viewable by anyone,
         reachable and not taken out by an editor; ``_path`` is the page's
         path in the content's language."""
-        from cms.models import PageContent, PageUrl
-        from cms.utils.conf import get_cms_setting
-
         queryset: models.QuerySet[Any] = PageContent._base_manager.filter(
             versions__state=PUBLISHED,
             page__is_page_type=False,
@@ -219,7 +201,8 @@ class PageSection(ModelSection):
             queryset = queryset.filter(language__in=all_public_languages())
         else:
             site = as_cms_site(site)
-            queryset = queryset.filter(page__site=site, language__in=public_languages(site))
+            languages = get_public_languages(site_id=site.pk)  # CMS_LANGUAGES
+            queryset = queryset.filter(page__site=site, language__in=languages)
         if get_cms_setting("PUBLIC_FOR") != "all":
             # Only staff may see pages at all: nothing is public.
             nothing: models.QuerySet[Any] = queryset.none()
@@ -319,24 +302,17 @@ class PageSection(ModelSection):
     def location(self, item: Any) -> str:
         """The URL of a listed entry (a page content, in its language), or of
         a page or page key in the active language (IndexNow has one at hand)."""
-        from cms.models import Page, PageContent
-
         if isinstance(item, PageEntry):
             content = PageContent._base_manager.select_related("page").get(pk=item.pk)
             return str(content.page.get_absolute_url(content.language) or "")
         page = item if isinstance(item, Page) else Page.objects.get(pk=item)
         return str(page.get_absolute_url() or "")
 
-    def item_pk(self, item: Any) -> Any:
-        return item.pk if isinstance(item, PageEntry) else super().item_pk(item)
-
     def range_rows(self, after: int | None, last: int, site: SiteContext) -> Iterator[list[Row]]:
         """The contents of the pages with ``after < key <= last``, a page's
         languages in one batch."""
         contents = self._contents_for(site).filter(**bounds(after, last, "page_id"))
-        in_sql = settings.USE_TZ and connections[contents.db].vendor in SQL_FORMAT_VENDORS
-        expression = lastmod_expression()
-        lastmod = W3CDatetime(expression, date_only=False) if in_sql else expression
+        lastmod, in_sql = lastmod_column(lastmod_expression(), contents.db)
         rows = contents.order_by("page_id", "language").values_list(
             "pk", "page_id", "language", "_path", "page__is_home", lastmod
         )
@@ -359,45 +335,16 @@ class _Locator:
     def __init__(self, section: PageSection, site: SiteContext) -> None:
         self.section = section
         self.site = site
-        self._templates: dict[str, tuple[str, str] | None] = {}
-        self._roots: dict[str, str | None] = {}
-
-    def _reverse(self, language: str, name: str, **kwargs: Any) -> str | None:
-        try:
-            with translation.override(language):
-                return reverse(name, kwargs=kwargs or None)
-        except NoReverseMatch:
-            return None
-
-    def _root(self, language: str) -> str | None:
-        if language not in self._roots:
-            self._roots[language] = self._reverse(language, "pages-root")
-        return self._roots[language]
-
-    def _template(self, language: str) -> tuple[str, str] | None:
-        """The page URL pattern reversed once per language, split around the path."""
-        if language not in self._templates:
-            url = self._reverse(language, "pages-details-by-slug", slug=_MARKER)
-            if url is None or _MARKER not in url:
-                self._templates[language] = None
-            else:
-                head, tail = url.split(_MARKER, 1)
-                self._templates[language] = (head, tail)
-        return self._templates[language]
-
-    def path(self, language: str, path: str, is_home: bool) -> str | None:
-        if is_home:
-            return self._root(language)
-        template = self._template(language)
-        if template is not None and _PLAIN_PATH.fullmatch(path):
-            return template[0] + path + template[1]
-        return self._reverse(language, "pages-details-by-slug", slug=path)
+        self.paths = ReversedPaths("pages-details-by-slug", _PLAIN_PATH, kwarg="slug")
 
     def rows(self, batch: Sequence[tuple[Any, ...]], in_sql: bool) -> list[Row]:
         urls: list[str | None] = []
         versions: dict[int, list[tuple[str, str]]] = {}
         for _pk, page_id, language, path, is_home, _lastmod in batch:
-            located = self.path(language, path, is_home)
+            if is_home:
+                located = self.paths.named(language, "pages-root")
+            else:
+                located = self.paths.path(language, path)
             url = None if located is None else self.site.absolute(located)
             if url is None:
                 logger.warning(
@@ -415,7 +362,7 @@ class _Locator:
         }
         out: list[Row] = []
         for (pk, page_id, _language, _path, _home, raw), url in zip(batch, urls):
-            lastmod = raw if in_sql else format_w3c(to_utc(raw))
+            lastmod = raw if in_sql else format_w3c(raw)
             entry = PageEntry(pk, alternates.get(page_id, ""), key=page_id)
             out.append((entry, url, lastmod, None))
         return out

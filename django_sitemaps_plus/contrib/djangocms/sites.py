@@ -6,6 +6,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
+from django_sitemaps_plus.conf import conf
 from django_sitemaps_plus.sites import (
     SiteContext,
     base_url_setting,
@@ -23,8 +24,6 @@ def cms_site_context(request: HttpRequest | None = None) -> SiteContext:
     Sites framework).
     """
     from django.contrib.sites.models import Site
-
-    from django_sitemaps_plus.conf import conf
 
     site = getattr(request, "site", None) if request is not None else None
     if isinstance(site, Site):

@@ -11,33 +11,20 @@ updates rows in bulk).
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
-from django.db import router
-
-from django_sitemaps_plus.contrib.pages import registered_names
-from django_sitemaps_plus.receivers import invalidate_after_commit
-
-logger = logging.getLogger("django_sitemaps_plus")
+from django_sitemaps_plus.contrib.pages import invalidate_pages
+from django_sitemaps_plus.contrib.wagtail.sections import PageSection
+from django_sitemaps_plus.contrib.wagtail.sites import forget_hosts
 
 
 def on_page_change(sender: Any, instance: Any = None, **kwargs: Any) -> None:
-    try:
-        from django_sitemaps_plus.contrib.wagtail.sections import PageSection
-
-        names = registered_names(PageSection)
-        if names:
-            model = type(instance) if instance is not None else sender
-            invalidate_after_commit(names, router.db_for_write(model))
-    except Exception:
-        # A sitemap problem must never break a publish.
-        logger.exception("django-sitemaps-plus: Wagtail change of %r not handled", instance)
+    model = type(instance) if instance is not None else sender
+    failed = "django-sitemaps-plus: Wagtail change of %r not handled"
+    invalidate_pages(PageSection, model, failed, instance)
 
 
 def on_site_change(sender: Any, **kwargs: Any) -> None:
-    from django_sitemaps_plus.contrib.wagtail.sites import forget_hosts
-
     forget_hosts()
 
 

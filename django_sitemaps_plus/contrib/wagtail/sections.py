@@ -13,41 +13,41 @@ and asked.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
-from django.db import connections, models
+from django.db import models
 from django.db.models import Exists, F, OuterRef, Q
 from django.db.models.functions import Cast, Length, Substr
-from django.urls import NoReverseMatch, reverse
-from django.utils import translation
+from wagtail.models import Locale, PageViewRestriction, Site, get_page_models, pages
 
-from django_sitemaps_plus.contrib.pages import PageAlternates, PageEntry, alternate_links
+from django_sitemaps_plus.contrib.pages import (
+    PageAlternates,
+    PageEntry,
+    ReversedPaths,
+    alternate_links,
+    lastmod_column,
+)
+from django_sitemaps_plus.contrib.wagtail.images import PageImages, declares_images
+from django_sitemaps_plus.contrib.wagtail.models import SitemapPageMixin
 from django_sitemaps_plus.contrib.wagtail.sites import default_site, page_model
 from django_sitemaps_plus.engine.blocks import bounds
 from django_sitemaps_plus.engine.lastmod import format_w3c
 from django_sitemaps_plus.engine.location import absolute_location
-from django_sitemaps_plus.engine.reads import BATCH_ROWS, streaming_reads
+from django_sitemaps_plus.engine.reads import fetch_chunks
 from django_sitemaps_plus.engine.render import Row
 from django_sitemaps_plus.extensions.base import Extension
 from django_sitemaps_plus.sections import ModelSection
 from django_sitemaps_plus.sites import SiteContext
 
-logger = logging.getLogger("django_sitemaps_plus")
-
 #: The methods whose override makes a page type's URLs its own business.
 URL_METHODS = ("get_sitemap_urls", "get_url_parts", "get_full_url")
 #: What ``wagtail_serve``'s pattern accepts: slugs, each followed by "/".
 _SERVE_PATH_RE = re.compile(r"(?:[\w\-]+/)*")
-#: The characters ``reverse()`` leaves unquoted in a path (Django's
-#: RFC3986_SUBDELIMS plus "/~:@").
-_PATH_SAFE = "!$&'()*+,;=/~:@"
 
 
 @dataclass(frozen=True)
@@ -74,78 +74,19 @@ def site_roots(site: Any) -> list[SiteRoot]:
     and, with ``WAGTAIL_I18N_ENABLED``, each translation of it (as
     ``Site.get_site_root_paths`` lists them)."""
     root = site.root_page
-    model = page_model()
-    if i18n_enabled():
-        found = model._base_manager.filter(translation_key=root.translation_key).values_list(
-            "path", "url_path", "locale__language_code"
-        )
-    else:
-        found = model._base_manager.filter(pk=root.pk).values_list(
-            "path", "url_path", "locale__language_code"
-        )
-    roots = [SiteRoot(*row) for row in found]
+    tree = {"translation_key": root.translation_key} if i18n_enabled() else {"pk": root.pk}
+    found = page_model()._base_manager.filter(**tree)
+    roots = [
+        SiteRoot(*row) for row in found.values_list("path", "url_path", "locale__language_code")
+    ]
     return sorted(roots, key=lambda r: len(r.url_path), reverse=True)
 
 
 def append_slash() -> bool:
     """``WAGTAIL_APPEND_SLASH`` as Wagtail's page URLs use it: read once, when
     ``wagtail.models.pages`` was imported (the setting itself otherwise)."""
-    from wagtail.models import pages
-
     default = getattr(settings, "WAGTAIL_APPEND_SLASH", True)
     return bool(getattr(pages, "WAGTAIL_APPEND_SLASH", default))
-
-
-class PagePaths:
-    """Page paths from ``url_path``: ``wagtail_serve`` reversed once per language.
-    Equal to what ``Page.get_url_parts`` gives for the site (the page's
-    root path cut off, the rest reversed with the root's language active
-    under ``WAGTAIL_I18N_ENABLED``, the trailing slash removed without
-    ``WAGTAIL_APPEND_SLASH``); a path the pattern would not accept goes
-    through ``reverse()`` itself.
-    """
-
-    def __init__(self, roots: Sequence[SiteRoot]) -> None:
-        self.roots = list(roots)
-        self.i18n = i18n_enabled()
-        self.append_slash = append_slash()
-        self._prefixes: dict[str, str | None] = {}
-
-    def _reverse(self, language: str, rest: str) -> str | None:
-        try:
-            if self.i18n:
-                with translation.override(language):
-                    return reverse("wagtail_serve", args=(rest,))
-            return reverse("wagtail_serve", args=(rest,))
-        except NoReverseMatch:
-            return None
-
-    def _prefix(self, language: str) -> str | None:
-        if language not in self._prefixes:
-            self._prefixes[language] = self._reverse(language, "")
-        return self._prefixes[language]
-
-    def root_of(self, url_path: str) -> SiteRoot | None:
-        for root in self.roots:
-            if url_path.startswith(root.url_path):
-                return root
-        return None
-
-    def path(self, url_path: str) -> str | None:
-        """The page's path on the site, or None when it is not routable there."""
-        root = self.root_of(url_path)
-        if root is None:
-            return None
-        rest = url_path[len(root.url_path) :]
-        prefix = self._prefix(root.language)
-        if prefix is not None and prefix.endswith("/") and _SERVE_PATH_RE.fullmatch(rest):
-            # An ASCII match of the pattern has nothing to quote.
-            path: str | None = prefix + (rest if rest.isascii() else quote(rest, safe=_PATH_SAFE))
-        else:
-            path = self._reverse(root.language, rest)
-        if path is not None and not self.append_slash and path != "/":
-            path = path.rstrip("/")
-        return path
 
 
 class PageSection(ModelSection):
@@ -187,10 +128,6 @@ class PageSection(ModelSection):
 
     def default_extensions(self) -> list[Extension]:
         """``PageImages`` when a page type names its images (``sitemap_image_fields``)."""
-        from wagtail.models import get_page_models
-
-        from django_sitemaps_plus.contrib.wagtail.images import PageImages, declares_images
-
         if any(declares_images(model) for model in get_page_models()):
             return [PageImages()]
         return []
@@ -204,8 +141,6 @@ class PageSection(ModelSection):
     def invalidated_by(self) -> list[type[models.Model]]:  # type: ignore[override]
         """Every page type (saves are sent by the specific class), view
         restrictions, sites and locales: the receivers' dependencies."""
-        from wagtail.models import Locale, PageViewRestriction, Site, get_page_models
-
         return [*get_page_models(), PageViewRestriction, Site, Locale]
 
     def get_queryset(self, site: Any = None) -> models.QuerySet[Any]:
@@ -245,9 +180,6 @@ class PageSection(ModelSection):
             page = self.get_model()._base_manager.get(pk=self.item_pk(item))
         return str(page.specific_deferred.get_full_url() or "")
 
-    def item_pk(self, item: Any) -> Any:
-        return item.pk if isinstance(item, PageEntry) else super().item_pk(item)
-
     def range_rows(self, after: int | None, last: int, site: SiteContext) -> Iterator[list[Row]]:
         wagtail_site = as_wagtail_site(site.site)
         if wagtail_site is None:
@@ -255,22 +187,15 @@ class PageSection(ModelSection):
         base = self.site_queryset(site)
         urls = _Locator(self, site, wagtail_site, base)
         spec = self.lastmod_spec
-        in_sql = spec.formats_in_sql(connections[base.db].vendor)
-        lastmod = spec.text_expression() if in_sql else spec.row_expression()
+        date_only = not spec.is_datetime
+        lastmod, in_sql = lastmod_column(spec.row_expression(), base.db, date_only=date_only)
         rows = (
             base.filter(**bounds(after, last))
             .order_by("pk")
             .values_list("pk", "url_path", "content_type_id", translation_key_text(), lastmod)
         )
-        batch: list[tuple[Any, ...]] = []
-        with streaming_reads(rows.db):
-            for row in rows.iterator(chunk_size=BATCH_ROWS):
-                batch.append(row)
-                if len(batch) >= BATCH_ROWS:
-                    yield urls.rows(batch, in_sql)
-                    batch = []
-            if batch:
-                yield urls.rows(batch, in_sql)
+        for batch in fetch_chunks(rows):
+            yield urls.rows(batch, in_sql)
 
 
 def translation_key_text() -> Cast:
@@ -282,16 +207,12 @@ def translation_key_text() -> Cast:
 def as_wagtail_site(site: Any) -> Any:
     """``site`` when it is a Wagtail ``Site``, else the default one (a custom
     ``SITE_RESOLVER`` may hand a Sites framework site), or None."""
-    from wagtail.models import Site
-
     return site if isinstance(site, Site) else default_site()
 
 
 def restricted() -> Exists:
     """Pages under a view restriction (on themselves or an ancestor), as a
     subquery: a restricted page's path is a prefix of theirs."""
-    from wagtail.models import PageViewRestriction
-
     restricted = PageViewRestriction.objects.annotate(
         _prefix=Substr(OuterRef("path"), 1, Length("page__path"))
     ).filter(_prefix=F("page__path"))
@@ -302,10 +223,6 @@ def hidden_by_editors(queryset: models.QuerySet[Any]) -> models.QuerySet[Any]:
     """``queryset`` without the pages an editor took out of the sitemap
     (``SitemapPageMixin.show_in_sitemap`` off): one subquery per page type
     with the mixin."""
-    from wagtail.models import get_page_models
-
-    from django_sitemaps_plus.contrib.wagtail.models import SitemapPageMixin
-
     base = queryset.model
     if issubclass(base, SitemapPageMixin):
         shown: models.QuerySet[Any] = queryset.filter(show_in_sitemap=True)
@@ -334,7 +251,9 @@ class _Locator:
         self.section = section
         self.site = site
         self.base = base
-        self.paths = PagePaths(site_roots(wagtail_site))
+        self.roots = site_roots(wagtail_site)
+        self.append_slash = append_slash()
+        self.serve = ReversedPaths("wagtail_serve", _SERVE_PATH_RE, i18n=i18n_enabled())
         self.root_url = str(wagtail_site.root_url)
         self._own_urls: dict[int, bool] = {}
 
@@ -361,7 +280,17 @@ class _Locator:
         return {page.pk: list(page.get_sitemap_urls(self.site.request)) for page in pages}
 
     def _url(self, url_path: str) -> str | None:
-        path = self.paths.path(url_path)
+        """A page's URL on the site (None: not routable there), as
+        ``Page.get_url_parts`` gives it: the page's root path cut off, the
+        rest reversed with the root's language active under
+        ``WAGTAIL_I18N_ENABLED``, the trailing slash removed without
+        ``WAGTAIL_APPEND_SLASH``."""
+        root = next((r for r in self.roots if url_path.startswith(r.url_path)), None)
+        if root is None:
+            return None
+        path = self.serve.path(root.language, url_path[len(root.url_path) :])
+        if path is not None and not self.append_slash and path != "/":
+            path = path.rstrip("/")
         return None if path is None else self.site.absolute(path)
 
     def _translations(
@@ -416,17 +345,9 @@ class _Locator:
                 continue
             for position, info in enumerate(own.get(pk, [])):
                 url = self._checked(pk, info.get("location"))
-                if url is None:
-                    continue
-                entry_lastmod = info.get("lastmod")
-                out.append(
-                    (
-                        PageEntry(
-                            pk, alternates if position == 0 else "", content_type_id, position == 0
-                        ),
-                        url,
-                        format_w3c(entry_lastmod) if entry_lastmod is not None else lastmod,
-                        None,
-                    )
-                )
+                if url is not None:
+                    first = position == 0
+                    entry = PageEntry(pk, alternates if first else "", content_type_id, first)
+                    dated = info.get("lastmod")  # the route's own, else the page's
+                    out.append((entry, url, lastmod if dated is None else format_w3c(dated), None))
         return out

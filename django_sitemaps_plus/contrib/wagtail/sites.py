@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import models
 from django.http import Http404, HttpRequest
 
+from django_sitemaps_plus.conf import conf
+from django_sitemaps_plus.serving import quiet
 from django_sitemaps_plus.sites import SiteContext, ascii_origin, base_url_setting
 
 
@@ -46,9 +48,6 @@ def find_site(request: HttpRequest) -> Any:
     from django.http.request import split_domain_port
     from wagtail.models import Site
 
-    from django_sitemaps_plus.conf import conf
-    from django_sitemaps_plus.serving import quiet
-
     if not conf.CACHE:
         return Site.find_for_request(request)
     # The raw host, as Wagtail reads it (no ALLOWED_HOSTS check here).
@@ -77,8 +76,6 @@ def find_site(request: HttpRequest) -> Any:
 
 def forget_hosts() -> None:
     """Drop the remembered host -> Site answers (a Site was saved or deleted)."""
-    from django_sitemaps_plus.serving import quiet
-
     quiet.quietly(None, quiet.available(), "delete", HOSTS_CACHE_KEY)
 
 
