@@ -259,3 +259,38 @@ def test_bench_build_enqueues_on_real_rq_workers(tmp_path: Path) -> None:
     assert "rq_overhead_per_file_s" in size["summary"]
     for name in (size["cache_prefix"], size["rq_queue"]):
         assert not list(redis.scan_iter(match=f"*{name}*"))
+
+
+def test_bench_extensions_runs_every_file_of_each_section(tmp_path: Path) -> None:
+    """bench/bench_extensions.py end to end on 1,000 rows x 5 languages (no
+    timing asserted): each section lists every row in every language, in
+    worst-case files before ``measure_sitemaps`` and in one file after it,
+    each timed request a cold render; memory is measured on a 2,000-URL file."""
+    result = _bench_result(
+        tmp_path,
+        "bench.bench_extensions",
+        *("--rows", "1000", "--repeat", "1", "--flat-sizes", "2000"),
+        *("--db", str(tmp_path / "bench.sqlite3")),
+    )
+    urls = 1000 * 5
+    assert result["urls_per_section"] == urls
+    cases = result["cases"]
+    assert cases["contrib (i18n, alternates)"]["urls"] == urls
+    for label in ("ours (hreflang)", "ours (hreflang + 3 images)"):
+        before, after = cases[f"{label}, not measured"], cases[f"{label}, measured"]
+        assert before["urls"] == after["urls"] == urls
+        assert before["files"] > 1, before  # sized by the worst case until measured
+        assert (after["files"], after["urls_per_file"]) == (1, [urls])
+        assert after["queries"] <= before["queries"]
+        assert after["us_per_url"] > 0 and after["cpu_us_per_url"] > 0
+    # The images add bytes to the same URLs.
+    assert (
+        cases["ours (hreflang + 3 images), measured"]["bytes"]
+        > cases["ours (hreflang), measured"]["bytes"]
+    )
+    assert result["measure_sitemaps"]["output"] == [
+        "alternates: measure, 5 blocks measured.",
+        "alternates-images: measure, 5 blocks measured.",
+    ]
+    assert set(result["peak_by_page_urls"]) == {"2000"}
+    assert set(result["peak_by_page_urls"]["2000"]) == {"cold_cache_on", "streamed_cache_off"}
