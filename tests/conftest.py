@@ -10,6 +10,7 @@ from django.test import TestCase, TransactionTestCase
 
 from django_sitemaps_plus.registry import SitemapRegistry, site
 from django_sitemaps_plus.serving import locks, responses
+from tests.utils import unavailable
 
 
 @pytest.fixture(autouse=True)
@@ -123,7 +124,6 @@ def _ignored_suites() -> list[str]:
     Each needs its CMS and its own settings, so it runs in its own
     environment (tox.ini, .ci/run), never beside the core suite.
     """
-    import os
 
     selected = os.environ.get("DJANGO_SETTINGS_MODULE", "")
     suites = {
@@ -144,9 +144,7 @@ def _chromium() -> tuple[str, str]:
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     driver = shutil.which("chromedriver")
     if browser is None or driver is None:
-        if os.environ.get("CI"):
-            pytest.fail("Chromium and ChromeDriver are missing (.ci/run installs them)")
-        pytest.skip("Chromium and ChromeDriver are not installed")
+        unavailable("Chromium and ChromeDriver are not installed (.ci/run installs them)")
     return browser, driver
 
 
@@ -156,9 +154,7 @@ def browser():
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
     except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("selenium is missing (the test extra installs it)")
-        pytest.skip("selenium is not installed")
+        unavailable("selenium is not installed (the test extra installs it)")
 
     binary, driver = _chromium()
     options = webdriver.ChromeOptions()

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from django.test import Client, RequestFactory
@@ -33,12 +33,26 @@ SCHEMAS = Path(__file__).parent / "schemas"
 OFFICIAL_XSD = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "xsd"
 
 
-def reference_missing(path: Path) -> None:
-    """A reference file (../shared beside the repository) is absent: a failure
-    in CI (``CI`` set, as .ci/run does), a skip on a contributor's checkout."""
+def unavailable(reason: str) -> NoReturn:
+    """What a test needs is missing: a failure in CI (``CI`` set, as .ci/run
+    does, which installs and starts everything), a skip on a contributor's
+    checkout."""
     if os.environ.get("CI"):
-        pytest.fail(f"reference file missing in CI: {path} (../shared must be beside the repo)")
-    pytest.skip(f"{path} not found (../shared is not beside this checkout)")
+        pytest.fail(f"{reason} (in CI it must be there)")
+    pytest.skip(reason)
+
+
+def require_module(name: str) -> None:
+    """Import ``name`` (an extra's module), or ``unavailable``."""
+    try:
+        __import__(name)
+    except ImportError:
+        unavailable(f"{name} is not installed (the test and cache extras install it)")
+
+
+def reference_missing(path: Path) -> NoReturn:
+    """A reference file (../shared beside the repository) is absent."""
+    unavailable(f"reference file {path} not found (../shared must be beside the repository)")
 
 
 def require_reference(path: Path) -> Path:

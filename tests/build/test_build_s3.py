@@ -41,6 +41,7 @@ from tests.utils import (
     fetch,
     free_port,
     locs,
+    require_module,
     wait_for_port,
     worker_dies_writing,
 )
@@ -59,12 +60,7 @@ CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing
 
 def _require(module: str) -> None:
     """Import ``module``: a skip without it, a failure in CI."""
-    try:
-        __import__(module)
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail(f"{module} is missing in CI (the test extra installs it)")
-        pytest.skip(f"{module} is not installed (pip install -e '.[test]')")
+    require_module(module)
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,7 @@ import pytest
 
 from django_sitemaps_plus.build.files import INDEX_NAME
 from django_sitemaps_plus.build.plan import PLAN_DIR
-from tests.utils import assert_schema_valid, files_of, locs
+from tests.utils import assert_schema_valid, files_of, locs, unavailable
 
 pytestmark = pytest.mark.slow
 
@@ -101,9 +101,7 @@ def require_worker_stack(
         if not problem and broker is not None:
             problem = broker()
     if problem:
-        if os.environ.get("CI"):
-            pytest.fail(f"{worker} cannot run in CI: {problem}")
-        pytest.skip(f"{worker} cannot run: {problem}")
+        unavailable(f"{worker} cannot run: {problem}")
     return connection
 
 

@@ -29,7 +29,7 @@ from django_sitemaps_plus.serving import cache as sitemap_cache
 from django_sitemaps_plus.serving import quiet, versions
 from django_sitemaps_plus.sites import SiteContext
 from tests.testapp.models import Article, Comment, Event
-from tests.utils import articles, at, fetch, lastmods, locs
+from tests.utils import articles, at, fetch, lastmods, locs, require_module
 
 pytestmark = [pytest.mark.cache, pytest.mark.django_db]
 
@@ -238,7 +238,7 @@ def test_a_build_lays_out_from_the_kept_figures(read_blocks, tmp_path):
 
 
 def test_with_the_cache_down_every_block_is_read(read_blocks, settings):
-    pytest.importorskip("redis")
+    require_module("redis")
     articles(20, updated_at=at(1))
     expected = index()
     save(3, 1)  # the same figures: the same index

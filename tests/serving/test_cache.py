@@ -29,7 +29,7 @@ from django_sitemaps_plus.serving import entries, locks, responses, versions
 from django_sitemaps_plus.signals import sitemaps_invalidated
 from django_sitemaps_plus.sites import SiteContext
 from tests.testapp.models import Article, Comment, Tag
-from tests.utils import articles, at, cache_lookup, fetch, locs
+from tests.utils import articles, at, cache_lookup, fetch, locs, require_module
 
 pytestmark = [pytest.mark.cache, pytest.mark.django_db]
 
@@ -966,7 +966,7 @@ class TestFaults:
         ids=["redis", "memcached"],
     )
     def test_cache_down_still_serves(self, settings, registry, cache_settings):
-        pytest.importorskip("redis" if "Redis" in cache_settings["BACKEND"] else "pymemcache")
+        require_module("redis" if "Redis" in cache_settings["BACKEND"] else "pymemcache")
         register(Article)
         articles(2)
         settings.CACHES = {**settings.CACHES, "down": cache_settings}

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
 import shutil
 import signal
 import socket
@@ -35,7 +34,7 @@ from django_sitemaps_plus.serving import locks, quiet
 from tests.recording_cache import redis_calls
 from tests.serving.test_asgi import asgi_get, http_scope
 from tests.testapp.models import Article
-from tests.utils import articles, fetch, free_port, locs
+from tests.utils import articles, fetch, free_port, locs, require_module, unavailable
 
 pytestmark = pytest.mark.django_db
 
@@ -91,16 +90,9 @@ class PrivateRedis:
 def private_redis() -> Iterator[PrivateRedis]:
     binary = shutil.which("redis-server")
     if binary is None:
-        if os.environ.get("CI"):
-            pytest.fail("redis-server is not installed (CI installs it)")
-        pytest.skip("redis-server is not installed")
-    try:
-        import redis  # noqa: F401
-    except ImportError:
-        # Without redis-py the cache fails before any call: nothing to count.
-        if os.environ.get("CI"):
-            pytest.fail("redis-py is not installed (the cache extra)")
-        pytest.skip("redis-py is not installed (the cache extra)")
+        unavailable("redis-server is not installed (CI installs it)")
+    # Without redis-py the cache fails before any call: nothing to count.
+    require_module("redis")
     server = PrivateRedis(binary)
     server.start()
     try:

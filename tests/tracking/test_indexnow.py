@@ -17,7 +17,7 @@ from django_sitemaps_plus import ModelSection, indexnow, register
 from django_sitemaps_plus.signals import indexnow_queued
 from tests.serving.test_cache import CountingCache, received
 from tests.testapp.models import Article
-from tests.utils import QuietHandler, http_server
+from tests.utils import QuietHandler, http_server, require_module
 
 pytestmark = [pytest.mark.django_db, pytest.mark.cache]
 
@@ -297,7 +297,7 @@ class TestSubmitting:
     def test_a_cache_that_is_down_never_breaks_a_save_nor_logs_a_traceback_per_save(
         self, configured, django_capture_on_commit_callbacks, caplog
     ):
-        pytest.importorskip("redis")
+        require_module("redis")
         from django_sitemaps_plus.serving import quiet
         from tests.recording_cache import redis_calls
 

@@ -39,7 +39,7 @@ from django_sitemaps_plus.validation import (
     validate_site,
 )
 from tests.testapp.models import Article
-from tests.utils import QuietHandler, http_server
+from tests.utils import QuietHandler, http_server, unavailable
 from tests.validation.test_validation_command import run
 
 XML = "application/xml; charset=utf-8"
@@ -434,11 +434,13 @@ class TestPrivateAddresses:
 def tls_context(folder: Path, name: str) -> ssl.SSLContext:
     """A server context whose certificate, for ``name``, a new test CA signed
     (written to ``folder/ca.pem``)."""
-    pytest.importorskip("cryptography")
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
+    try:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.x509.oid import NameOID
+    except ImportError:
+        unavailable("cryptography is not installed (the test extra installs it)")
 
     now = dt.datetime.now(dt.timezone.utc)
     ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
@@ -505,7 +507,7 @@ class TestTheCheckedAddressIsConnectedTo:
             try:
                 probe.bind(("127.0.0.2", port))
             except OSError:
-                pytest.skip("127.0.0.2 is not a local address here")
+                unavailable("127.0.0.2 is not a local address here")
         resolve = socket.getaddrinfo
         answers = ["127.0.0.1", "127.0.0.2"]
 
