@@ -51,43 +51,43 @@ def retryable(status: int) -> bool:
 _openers: dict[bool, Any] = {}
 
 
-def _opener(use_env_proxies: bool, connect_to: tuple[str, Sequence[str]] | None = None) -> Any:
-    if connect_to is None and use_env_proxies in _openers:
-        return _openers[use_env_proxies]
-    import urllib.request
+def _opener(use_env_proxies: bool) -> Any:
+    if use_env_proxies not in _openers:
+        import urllib.request
 
-    class NoRedirects(urllib.request.HTTPRedirectHandler):
-        # None makes urllib hand the 3xx back as an answer (HTTPError).
-        def redirect_request(self, *args: object, **kwargs: object) -> None:
-            return None
+        class NoRedirects(urllib.request.HTTPRedirectHandler):
+            # None makes urllib hand the 3xx back as an answer (HTTPError).
+            def redirect_request(self, *args: object, **kwargs: object) -> None:
+                return None
 
-    handlers: list[urllib.request.BaseHandler] = [NoRedirects()]
-    if not use_env_proxies:
-        handlers.append(urllib.request.ProxyHandler({}))
-    if connect_to is None:
+        class Pinned(urllib.request.AbstractHTTPHandler):
+            # A request given ``connect_to`` carries its dialer (``pinned``).
+            def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+                dial = getattr(req, "pinned", None)
+                if dial is None:
+                    return super().do_open(http_class, req, **kwargs)
+
+                def connection(*args: Any, **options: Any) -> Any:
+                    made = http_class(*args, **options)
+                    # Only the TCP connection changes: the Host header and TLS
+                    # (SNI, the certificate's name) still use the URL's host.
+                    made._create_connection = dial
+                    return made
+
+                return super().do_open(connection, req, **kwargs)
+
+        class PinnedHTTP(Pinned, urllib.request.HTTPHandler):
+            pass
+
+        class PinnedHTTPS(Pinned, urllib.request.HTTPSHandler):
+            pass
+
+        # (Instances of the default handlers' subclasses replace them.)
+        handlers: list[urllib.request.BaseHandler] = [NoRedirects(), PinnedHTTP(), PinnedHTTPS()]
+        if not use_env_proxies:
+            handlers.append(urllib.request.ProxyHandler({}))
         _openers[use_env_proxies] = urllib.request.build_opener(*handlers)
-        return _openers[use_env_proxies]
-    dial = _dialer(*connect_to)
-
-    class Pinned(urllib.request.AbstractHTTPHandler):
-        def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
-            def connection(*args: Any, **options: Any) -> Any:
-                made = http_class(*args, **options)
-                # Only the TCP connection changes: the Host header and TLS
-                # (SNI, the certificate's name) still use the URL's host.
-                made._create_connection = dial
-                return made
-
-            return super().do_open(connection, req, **kwargs)
-
-    class PinnedHTTP(Pinned, urllib.request.HTTPHandler):
-        pass
-
-    class PinnedHTTPS(Pinned, urllib.request.HTTPSHandler):
-        pass
-
-    # (Instances of the default handlers' subclasses replace them.)
-    return urllib.request.build_opener(*handlers, PinnedHTTP(), PinnedHTTPS())
+    return _openers[use_env_proxies]
 
 
 def _dialer(host: str, addresses: Sequence[str]) -> Callable[..., socket.socket]:
@@ -130,9 +130,10 @@ def request(
 
     sent = {"User-Agent": USER_AGENT, **(headers or {})}
     prepared = urllib.request.Request(url, data=data, method=method, headers=sent)
-    pin = None if connect_to is None else (urlsplit(url).hostname or "", connect_to)
+    if connect_to is not None:
+        prepared.pinned = _dialer(urlsplit(url).hostname or "", connect_to)  # type: ignore[attr-defined]
     try:
-        response = _opener(use_env_proxies, pin).open(prepared, timeout=timeout)
+        response = _opener(use_env_proxies).open(prepared, timeout=timeout)
     except urllib.error.HTTPError as exc:
         # A status outside 2xx, redirects included: an answer, not a failure.
         answer_headers = dict(exc.headers.items()) if exc.headers else {}

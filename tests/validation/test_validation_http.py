@@ -22,7 +22,7 @@ from django.http import HttpRequest, HttpResponse
 from django.test import override_settings
 from django.urls import include, path
 
-from django_sitemaps_plus import protocol, register
+from django_sitemaps_plus import http, protocol, register
 from django_sitemaps_plus.fetch import (
     CHUNK_SIZE,
     MAX_REDIRECTS,
@@ -594,6 +594,8 @@ class TestTheCheckedAddressIsConnectedTo:
         port = int(server.base.rsplit(":", 1)[1])
         # The server on 127.0.0.2 plays the proxy (rebind.test is not in no_proxy).
         monkeypatch.setenv("http_proxy", internal.base)
+        # The opener is built once per process and reads the proxies then.
+        monkeypatch.setattr(http, "_openers", {})
         internal.add(f"http://rebind.test:{port}/sitemap.xml", urlset("http://rebind.test/a"))
         fetched = HttpFetcher().fetch(f"http://rebind.test:{port}/sitemap.xml")
         assert b"".join(fetched.chunks).startswith(b"<?xml")
