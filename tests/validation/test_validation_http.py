@@ -572,6 +572,9 @@ class TestTheCheckedAddressIsConnectedTo:
         accepted for the URL's host name only (a test CA, trusted here)."""
         server_side = tls_context(tmp_path, certified)
         monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))
+        # The opener is built once per process; from Python 3.12 its TLS
+        # context too, which reads the trusted CAs then.
+        monkeypatch.setattr(http, "_openers", {})
         site = Server()
         with http_server(site.handler, tls=server_side) as base:
             port = int(base.rsplit(":", 1)[1])
